@@ -3,8 +3,13 @@ package io.strata.protocol.records;
 import io.strata.protocol.Writable;
 
 import java.nio.ByteBuffer;
+import java.util.Iterator;
 
-/** Record batches held in a buffer (usually a slice of a request frame). Immutable view: the buffer's position is never moved. */
+/**
+ * Record batches held in a buffer (usually a slice of a request frame). The buffer's position
+ * is never moved; the broker rewrites header fields of the batches in place when it assigns
+ * offsets (see {@link DefaultRecordBatch} setters), which changes these bytes.
+ */
 public final class MemoryRecords implements Records {
     public static final MemoryRecords EMPTY = new MemoryRecords(ByteBuffer.allocate(0));
 
@@ -22,6 +27,37 @@ public final class MemoryRecords implements Records {
     /** A read-only view of the bytes, positioned at 0. */
     public ByteBuffer buffer() {
         return buffer.duplicate();
+    }
+
+    /**
+     * The batches in order, as zero-copy views sharing this buffer (so in-place setters on a
+     * {@link DefaultRecordBatch} change these bytes). Iteration ends quietly at a truncated last
+     * batch, as a Fetch response may end; compare {@link #validBytes()} with
+     * {@link #sizeInBytes()} where a partial batch is an error. Lengths that can never be
+     * valid and unknown magics throw {@link CorruptRecordException} from {@code hasNext()}.
+     * Contents (CRC, records) are not checked here.
+     */
+    public Iterable<RecordBatch> batches() {
+        return this::batchIterator;
+    }
+
+    /** See {@link #batches()}. */
+    public Iterator<RecordBatch> batchIterator() {
+        return new BatchIterator(buffer);
+    }
+
+    /**
+     * Bytes covered by complete batches from the start; equal to {@link #sizeInBytes()} unless
+     * the last batch is truncated.
+     *
+     * @throws CorruptRecordException as {@link #batches()} does
+     */
+    public int validBytes() {
+        BatchIterator iterator = new BatchIterator(buffer);
+        while (iterator.hasNext()) {
+            iterator.next();
+        }
+        return iterator.validBytes();
     }
 
     @Override
