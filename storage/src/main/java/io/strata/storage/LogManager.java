@@ -1,0 +1,384 @@
+package io.strata.storage;
+
+import io.strata.common.Time;
+import io.strata.storage.checkpoint.OffsetCheckpointFile;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+
+/**
+ * Owns every partition log in the data directories: loads them at start (in parallel,
+ * {@code num.recovery.threads.per.data.dir} threads per directory), creates and deletes
+ * them, runs retention, time-based flushing and checkpointing in the background, and on a
+ * clean shutdown flushes everything, writes the checkpoints and the clean-shutdown marker so
+ * the next start skips recovery.
+ *
+ * <p>Per data directory it keeps Kafka's files: {@code recovery-point-offset-checkpoint},
+ * {@code log-start-offset-checkpoint}, {@code .kafka_cleanshutdown} and a {@code .lock} held
+ * while the broker runs.
+ *
+ * <p>Thread-safe.
+ */
+public final class LogManager implements Closeable {
+    private static final Logger LOG = LoggerFactory.getLogger(LogManager.class);
+    public static final String RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint";
+    public static final String LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint";
+    public static final String CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown";
+    public static final String LOCK_FILE = ".lock";
+    /** The metadata log lives beside the partition logs but is owned by the metadata layer. */
+    public static final String METADATA_TOPIC = "__cluster_metadata";
+
+    /** Settings the log manager needs, taken from the broker configuration. */
+    public record Settings(List<Path> logDirs, int recoveryThreadsPerDataDir, long retentionCheckIntervalMs, long flushCheckIntervalMs,
+                           long checkpointIntervalMs, long producerIdExpirationMs, long producerIdExpirationCheckIntervalMs,
+                           boolean fsyncOnAck) {
+    }
+
+    private final Settings settings;
+    private final Time time;
+    private final ScheduledExecutorService scheduler;
+    private final ConcurrentHashMap<TopicPartition, UnifiedLog> logs = new ConcurrentHashMap<>();
+    private final Map<Path, FileChannel> lockChannels = new HashMap<>();
+    private final Map<Path, FileLock> locks = new HashMap<>();
+    private final AtomicInteger nextDirectory = new AtomicInteger();
+    private volatile int loadingRemaining;
+    private volatile boolean loaded;
+
+    public LogManager(Settings settings, Time time) {
+        this.settings = settings;
+        this.time = time;
+        this.scheduler = Executors.newScheduledThreadPool(1, task -> {
+            Thread thread = new Thread(task, "strata-log-scheduler");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    public ScheduledExecutorService scheduler() {
+        return scheduler;
+    }
+
+    /**
+     * Locks the data directories and loads every partition log in them.
+     *
+     * @param configs the configuration of each topic (from the metadata image)
+     */
+    public void startup(Function<String, LogConfig> configs) throws IOException {
+        List<Path> dirs = settings.logDirs();
+        List<Future<?>> loads = new ArrayList<>();
+        List<ExecutorService> pools = new ArrayList<>();
+        try {
+            for (Path dir : dirs) {
+                Files.createDirectories(dir);
+                lock(dir);
+                loads.addAll(loadDirectory(dir, configs, pools));
+            }
+            for (Future<?> load : loads) {
+                try {
+                    load.get();
+                } catch (ExecutionException e) {
+                    throw new IOException("failed to load a partition log: " + e.getCause().getMessage(), e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted while loading logs", e);
+                }
+            }
+        } finally {
+            pools.forEach(ExecutorService::shutdown);
+        }
+        for (Path dir : dirs) {
+            Files.deleteIfExists(dir.resolve(CLEAN_SHUTDOWN_FILE));
+        }
+        loaded = true;
+        scheduleBackgroundTasks();
+        LOG.info("Loaded {} partition log(s) from {}", logs.size(), dirs);
+    }
+
+    private List<Future<?>> loadDirectory(Path dir, Function<String, LogConfig> configs, List<ExecutorService> pools) throws IOException {
+        boolean cleanShutdown = Files.exists(dir.resolve(CLEAN_SHUTDOWN_FILE));
+        Map<TopicPartition, Long> recoveryPoints = new OffsetCheckpointFile(dir.resolve(RECOVERY_POINT_CHECKPOINT)).read();
+        Map<TopicPartition, Long> startOffsets = new OffsetCheckpointFile(dir.resolve(LOG_START_OFFSET_CHECKPOINT)).read();
+        List<Path> partitionDirs = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, Files::isDirectory)) {
+            for (Path entry : entries) {
+                partitionDirs.add(entry);
+            }
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(settings.recoveryThreadsPerDataDir(), task -> {
+            Thread thread = new Thread(task, "strata-log-loader-" + dir.getFileName());
+            thread.setDaemon(true);
+            return thread;
+        });
+        pools.add(pool);
+        loadingRemaining += partitionDirs.size();
+        List<Future<?>> futures = new ArrayList<>();
+        for (Path partitionDir : partitionDirs) {
+            String name = partitionDir.getFileName().toString();
+            if (name.endsWith(UnifiedLog.DELETE_DIR_SUFFIX)) {
+                futures.add(pool.submit(() -> deleteDirectoryQuietly(partitionDir)));
+                continue;
+            }
+            TopicPartition topicPartition;
+            try {
+                topicPartition = TopicPartition.parse(name);
+            } catch (IllegalArgumentException e) {
+                LOG.warn("Ignoring directory {}: not a partition directory", partitionDir);
+                loadingRemaining--;
+                continue;
+            }
+            if (topicPartition.topic().equals(METADATA_TOPIC)) {
+                loadingRemaining--;
+                continue;
+            }
+            UnifiedLog.LoadParams params = new UnifiedLog.LoadParams(startOffsets.getOrDefault(topicPartition, 0L),
+                recoveryPoints.getOrDefault(topicPartition, 0L), cleanShutdown, settings.producerIdExpirationMs(), settings.fsyncOnAck());
+            futures.add(pool.submit(() -> {
+                try {
+                    UnifiedLog log = UnifiedLog.load(partitionDir, topicPartition, configs.apply(topicPartition.topic()), time, scheduler, params);
+                    logs.put(topicPartition, log);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                } finally {
+                    loadingRemaining--;
+                }
+            }));
+        }
+        return futures;
+    }
+
+    /** Partition directories still loading (for readiness reporting). */
+    public int loadingRemaining() {
+        return Math.max(0, loadingRemaining);
+    }
+
+    public boolean isLoaded() {
+        return loaded;
+    }
+
+    private void lock(Path dir) throws IOException {
+        FileChannel channel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileLock lock = channel.tryLock();
+        if (lock == null) {
+            channel.close();
+            throw new IOException("data directory " + dir + " is in use by another process (" + LOCK_FILE + " is locked)");
+        }
+        lockChannels.put(dir, channel);
+        locks.put(dir, lock);
+    }
+
+    private void scheduleBackgroundTasks() {
+        scheduler.scheduleWithFixedDelay(this::runRetention, settings.retentionCheckIntervalMs(), settings.retentionCheckIntervalMs(),
+            TimeUnit.MILLISECONDS);
+        if (settings.flushCheckIntervalMs() < Long.MAX_VALUE / 2) {
+            scheduler.scheduleWithFixedDelay(this::flushByTime, settings.flushCheckIntervalMs(), settings.flushCheckIntervalMs(),
+                TimeUnit.MILLISECONDS);
+        }
+        if (settings.checkpointIntervalMs() > 0) {
+            scheduler.scheduleWithFixedDelay(this::checkpointQuietly, settings.checkpointIntervalMs(), settings.checkpointIntervalMs(),
+                TimeUnit.MILLISECONDS);
+        }
+        scheduler.scheduleWithFixedDelay(this::expireProducers, settings.producerIdExpirationCheckIntervalMs(),
+            settings.producerIdExpirationCheckIntervalMs(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Runs one retention pass over every log; returns the segments deleted. */
+    public int runRetention() {
+        int deleted = 0;
+        for (UnifiedLog log : logs.values()) {
+            try {
+                deleted += log.deleteOldSegments();
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("Retention failed for {}", log.topicPartition(), e);
+            }
+        }
+        return deleted;
+    }
+
+    private void flushByTime() {
+        for (UnifiedLog log : logs.values()) {
+            try {
+                log.maybeFlushByTime();
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("Flush failed for {}", log.topicPartition(), e);
+            }
+        }
+    }
+
+    private void expireProducers() {
+        long now = time.milliseconds();
+        for (UnifiedLog log : logs.values()) {
+            synchronized (log.lock()) {
+                log.producerState().removeExpiredProducers(now);
+            }
+        }
+    }
+
+    private void checkpointQuietly() {
+        try {
+            checkpoint();
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("Writing offset checkpoints failed", e);
+        }
+    }
+
+    /** Writes the recovery point and log start offset checkpoints of every data directory. */
+    public void checkpoint() throws IOException {
+        Map<Path, Map<TopicPartition, Long>> recoveryPoints = new HashMap<>();
+        Map<Path, Map<TopicPartition, Long>> startOffsets = new HashMap<>();
+        for (Path dir : settings.logDirs()) {
+            recoveryPoints.put(dir, new HashMap<>());
+            startOffsets.put(dir, new HashMap<>());
+        }
+        for (UnifiedLog log : logs.values()) {
+            Path dir = log.dir().getParent();
+            Map<TopicPartition, Long> points = recoveryPoints.get(dir);
+            if (points == null || log.isClosed() && !Files.exists(log.dir())) {
+                continue;
+            }
+            points.put(log.topicPartition(), log.recoveryPoint());
+            startOffsets.get(dir).put(log.topicPartition(), log.logStartOffset());
+        }
+        for (Path dir : settings.logDirs()) {
+            new OffsetCheckpointFile(dir.resolve(RECOVERY_POINT_CHECKPOINT)).write(recoveryPoints.get(dir));
+            new OffsetCheckpointFile(dir.resolve(LOG_START_OFFSET_CHECKPOINT)).write(startOffsets.get(dir));
+        }
+    }
+
+    public UnifiedLog getLog(TopicPartition topicPartition) {
+        return logs.get(topicPartition);
+    }
+
+    public Collection<UnifiedLog> allLogs() {
+        return logs.values();
+    }
+
+    /** The log of a partition, created in the least loaded data directory if it does not exist. */
+    public UnifiedLog getOrCreateLog(TopicPartition topicPartition, Optional<UUID> topicId, LogConfig config) throws IOException {
+        synchronized (logs) {
+            UnifiedLog existing = logs.get(topicPartition);
+            if (existing != null) {
+                return existing;
+            }
+            Path dir = chooseDirectory().resolve(topicPartition.toString());
+            UnifiedLog log = UnifiedLog.load(dir, topicPartition, config, time, scheduler,
+                new UnifiedLog.LoadParams(0L, 0L, true, settings.producerIdExpirationMs(), settings.fsyncOnAck()));
+            if (topicId.isPresent()) {
+                log.assignTopicId(topicId.get());
+            }
+            logs.put(topicPartition, log);
+            LOG.info("Created log for {} in {}", topicPartition, dir);
+            return log;
+        }
+    }
+
+    private Path chooseDirectory() {
+        List<Path> dirs = settings.logDirs();
+        if (dirs.size() == 1) {
+            return dirs.get(0);
+        }
+        Map<Path, Integer> counts = new HashMap<>();
+        dirs.forEach(dir -> counts.put(dir, 0));
+        for (UnifiedLog log : logs.values()) {
+            counts.computeIfPresent(log.dir().getParent(), (dir, count) -> count + 1);
+        }
+        int start = nextDirectory.getAndIncrement();
+        Path best = dirs.get(Math.floorMod(start, dirs.size()));
+        for (Path dir : dirs) {
+            if (counts.get(dir) < counts.get(best)) {
+                best = dir;
+            }
+        }
+        return best;
+    }
+
+    /**
+     * Removes a partition's log: the directory is renamed to {@code <name>.<id>-delete} at once
+     * (so a restart finishes the job) and deleted in the background.
+     */
+    public void deleteLog(TopicPartition topicPartition) throws IOException {
+        UnifiedLog log;
+        synchronized (logs) {
+            log = logs.remove(topicPartition);
+        }
+        if (log == null) {
+            return;
+        }
+        log.close();
+        String deletedName = topicPartition + "." + UUID.randomUUID().toString().replace("-", "") + UnifiedLog.DELETE_DIR_SUFFIX;
+        log.renameDir(deletedName);
+        Path renamed = log.dir();
+        scheduler.schedule(() -> deleteDirectoryQuietly(renamed), log.config().fileDeleteDelayMs, TimeUnit.MILLISECONDS);
+        LOG.info("Deleted log of {}", topicPartition);
+    }
+
+    private static void deleteDirectoryQuietly(Path dir) {
+        try (var files = Files.walk(dir)) {
+            for (Path path : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        } catch (IOException e) {
+            LOG.warn("Could not delete {}", dir, e);
+        }
+    }
+
+    /**
+     * Clean shutdown: flush and close every log, write checkpoints and the clean-shutdown
+     * marker, release the directory locks.
+     */
+    @Override
+    public void close() throws IOException {
+        scheduler.shutdownNow();
+        IOException failure = null;
+        for (UnifiedLog log : logs.values()) {
+            try {
+                log.flush(log.logEndOffset());
+                log.close();
+            } catch (IOException e) {
+                failure = e;
+                LOG.error("Failed to close {}", log.topicPartition(), e);
+            }
+        }
+        if (loaded) {
+            checkpoint();
+            if (failure == null) {
+                for (Path dir : settings.logDirs()) {
+                    Files.write(dir.resolve(CLEAN_SHUTDOWN_FILE), new byte[0]);
+                }
+            }
+        }
+        for (Map.Entry<Path, FileLock> lock : locks.entrySet()) {
+            lock.getValue().release();
+            lockChannels.get(lock.getKey()).close();
+        }
+        locks.clear();
+        lockChannels.clear();
+        if (failure != null) {
+            throw failure;
+        }
+    }
+}

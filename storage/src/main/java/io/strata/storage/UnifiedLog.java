@@ -1,0 +1,889 @@
+package io.strata.storage;
+
+import io.strata.common.Time;
+import io.strata.protocol.ErrorCode;
+import io.strata.protocol.ProtocolException;
+import io.strata.protocol.records.ControlRecordType;
+import io.strata.protocol.records.DefaultRecordBatch;
+import io.strata.protocol.records.EndTransactionMarker;
+import io.strata.protocol.records.MemoryRecords;
+import io.strata.protocol.records.Record;
+import io.strata.protocol.records.RecordBatch;
+import io.strata.protocol.records.TimestampType;
+import io.strata.storage.checkpoint.LeaderEpochCheckpointFile;
+import io.strata.storage.checkpoint.PartitionMetadataFile;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentNavigableMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The log of one partition: an ordered set of segments, the log start offset, the log end
+ * offset, the high watermark, the leader epoch cache and the producer state.
+ *
+ * <h2>Invariants</h2>
+ * <ul>
+ *   <li>logStartOffset ≤ highWatermark ≤ logEndOffset; the last segment is the active one and
+ *       holds the log end.</li>
+ *   <li>Offsets in the log are strictly increasing; every stored batch is a valid magic-2
+ *       batch whose offsets are assigned here (leader) or by the leader (follower).</li>
+ *   <li>The recovery point only moves after a successful fsync of everything below it.</li>
+ * </ul>
+ *
+ * <p>Threading: one writer at a time under {@link #lock} (the partition lock); readers run
+ * concurrently, bounded by the volatile log end / high watermark metadata that writers
+ * publish after the bytes are written.
+ */
+public final class UnifiedLog implements Closeable {
+    private static final Logger LOG = LoggerFactory.getLogger(UnifiedLog.class);
+    public static final String LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint";
+    public static final String DELETE_DIR_SUFFIX = "-delete";
+
+    private final Object lock = new Object();
+    private volatile Path dir;
+    private final TopicPartition topicPartition;
+    private volatile LogConfig config;
+    private final Time time;
+    private final ScheduledExecutorService scheduler;
+    private final Random random = new Random();
+    private final ConcurrentSkipListMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
+    private final LeaderEpochFileCache epochCache;
+    private final ProducerStateManager producerState;
+    private final PartitionMetadataFile partitionMetadata;
+    private final boolean fsyncOnAck;
+
+    private volatile long logStartOffset;
+    private volatile long recoveryPoint;
+    private volatile LogOffsetMetadata logEnd;
+    private volatile LogOffsetMetadata highWatermark;
+    private volatile long lastFlushedMs;
+    private long unflushedMessages;
+    private volatile boolean closed;
+
+    private UnifiedLog(Path dir, TopicPartition topicPartition, LogConfig config, Time time, ScheduledExecutorService scheduler,
+                       long producerIdExpirationMs, boolean fsyncOnAck) throws IOException {
+        this.dir = dir;
+        this.topicPartition = topicPartition;
+        this.config = config;
+        this.time = time;
+        this.scheduler = scheduler;
+        this.fsyncOnAck = fsyncOnAck;
+        this.epochCache = new LeaderEpochFileCache(topicPartition, new LeaderEpochCheckpointFile(dir.resolve(LEADER_EPOCH_CHECKPOINT)));
+        this.producerState = new ProducerStateManager(topicPartition, dir, producerIdExpirationMs);
+        this.partitionMetadata = new PartitionMetadataFile(dir);
+        this.lastFlushedMs = time.milliseconds();
+    }
+
+    /** Options for opening a log; checkpointed values come from the data directory's checkpoint files. */
+    public record LoadParams(long checkpointedLogStartOffset, long checkpointedRecoveryPoint, boolean hadCleanShutdown,
+                             long producerIdExpirationMs, boolean fsyncOnAck) {
+    }
+
+    /**
+     * Opens the log in {@code dir}, creating it if needed. After an unclean shutdown every
+     * segment from the one holding the recovery point on is validated batch by batch and the
+     * log is truncated at the first invalid byte; indexes that fail their sanity check or are
+     * missing are rebuilt; leftovers of interrupted deletes and compactions are finished or
+     * rolled back.
+     */
+    public static UnifiedLog load(Path dir, TopicPartition topicPartition, LogConfig config, Time time, ScheduledExecutorService scheduler,
+                                  LoadParams params) throws IOException {
+        Files.createDirectories(dir);
+        UnifiedLog log = new UnifiedLog(dir, topicPartition, config, time, scheduler, params.producerIdExpirationMs(), params.fsyncOnAck());
+        new LogLoader(log, params).load();
+        return log;
+    }
+
+    // ---------------------------------------------------------------- state used by the loader
+
+    Object lock() {
+        return lock;
+    }
+
+    ConcurrentSkipListMap<Long, LogSegment> segmentMap() {
+        return segments;
+    }
+
+    LeaderEpochFileCache epochCache() {
+        return epochCache;
+    }
+
+    ProducerStateManager producerStateManager() {
+        return producerState;
+    }
+
+    Time time() {
+        return time;
+    }
+
+    long newRollJitterMs() {
+        return config.randomSegmentJitterMs(random);
+    }
+
+    void initialize(long logStartOffset, long recoveryPoint, LogOffsetMetadata logEnd) {
+        this.logStartOffset = logStartOffset;
+        this.recoveryPoint = recoveryPoint;
+        this.logEnd = logEnd;
+        this.highWatermark = LogOffsetMetadata.offsetOnly(Math.min(Math.max(logStartOffset, recoveryPoint), logEnd.messageOffset()));
+        this.highWatermark = logEnd.messageOffset() == highWatermark.messageOffset() ? logEnd : highWatermark;
+    }
+
+    // ---------------------------------------------------------------- accessors
+
+    public Path dir() {
+        return dir;
+    }
+
+    public TopicPartition topicPartition() {
+        return topicPartition;
+    }
+
+    public LogConfig config() {
+        return config;
+    }
+
+    public void updateConfig(LogConfig newConfig) {
+        this.config = newConfig;
+    }
+
+    public long logStartOffset() {
+        return logStartOffset;
+    }
+
+    public long logEndOffset() {
+        return logEnd.messageOffset();
+    }
+
+    public LogOffsetMetadata logEndOffsetMetadata() {
+        return logEnd;
+    }
+
+    public long highWatermark() {
+        return highWatermark.messageOffset();
+    }
+
+    public long recoveryPoint() {
+        return recoveryPoint;
+    }
+
+    /** The last stable offset: nothing at or after it belongs to an undecided transaction. */
+    public long lastStableOffset() {
+        synchronized (lock) {
+            long hw = highWatermark.messageOffset();
+            return producerState.firstUnstableOffset().isPresent() ? Math.min(hw, producerState.firstUnstableOffset().getAsLong()) : hw;
+        }
+    }
+
+    public int numberOfSegments() {
+        return segments.size();
+    }
+
+    public Collection<LogSegment> logSegments() {
+        return segments.values();
+    }
+
+    public LogSegment activeSegment() {
+        return segments.lastEntry().getValue();
+    }
+
+    public long size() {
+        long total = 0;
+        for (LogSegment segment : segments.values()) {
+            total += segment.size();
+        }
+        return total;
+    }
+
+    public LeaderEpochFileCache leaderEpochCache() {
+        return epochCache;
+    }
+
+    public ProducerStateManager producerState() {
+        return producerState;
+    }
+
+    public java.util.Optional<UUID> topicId() {
+        try {
+            return partitionMetadata.read();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public void assignTopicId(UUID topicId) throws IOException {
+        java.util.Optional<UUID> existing = partitionMetadata.exists() ? partitionMetadata.read() : java.util.Optional.empty();
+        if (existing.isPresent() && !existing.get().equals(topicId)) {
+            throw new IllegalStateException("partition " + topicPartition + " has topic id " + existing.get() + ", not " + topicId);
+        }
+        if (existing.isEmpty()) {
+            partitionMetadata.record(topicId);
+        }
+    }
+
+    // ---------------------------------------------------------------- append
+
+    /** Where an append comes from: it decides which checks apply. */
+    public enum AppendOrigin { CLIENT, COORDINATOR, REPLICATION }
+
+    /**
+     * Appends batches as the leader: validates them, assigns offsets from the log end, stamps
+     * {@code leaderEpoch} and (for LogAppendTime topics) the broker time, and writes them.
+     * A retried duplicate of an idempotent producer's batch is not appended again; the
+     * result carries the offsets it was given the first time.
+     *
+     * @throws ErrorCodeException with the Kafka error code for invalid batches or producer state
+     */
+    public LogAppendInfo appendAsLeader(MemoryRecords records, int leaderEpoch, AppendOrigin origin) throws IOException {
+        synchronized (lock) {
+            checkOpen();
+            long now = time.milliseconds();
+            List<DefaultRecordBatch> batches = validateBatches(records, origin, now);
+            if (origin == AppendOrigin.CLIENT && batches.size() == 1) {
+                LogAppendInfo duplicate = findDuplicate(batches.get(0));
+                if (duplicate != null) {
+                    return duplicate;
+                }
+            }
+            long firstOffset = logEnd.messageOffset();
+            long nextOffset = firstOffset;
+            long maxTimestamp = -1L;
+            int recordCount = 0;
+            for (DefaultRecordBatch batch : batches) {
+                batch.setLastOffset(nextOffset + batch.lastOffsetDelta());
+                batch.setPartitionLeaderEpoch(leaderEpoch);
+                if (config.logAppendTime) {
+                    batch.setMaxTimestamp(TimestampType.LOG_APPEND_TIME, now);
+                }
+                if (batch.hasProducerId()) {
+                    producerState.validate(batch, origin == AppendOrigin.CLIENT);
+                }
+                nextOffset = batch.lastOffset() + 1;
+                maxTimestamp = Math.max(maxTimestamp, batch.maxTimestamp());
+                recordCount += batch.recordCount();
+            }
+            append(records, batches, firstOffset, nextOffset - 1, leaderEpoch, origin != AppendOrigin.REPLICATION);
+            return new LogAppendInfo(firstOffset, nextOffset - 1, maxTimestamp, config.logAppendTime ? now : -1L, logStartOffset,
+                recordCount, false);
+        }
+    }
+
+    private LogAppendInfo findDuplicate(DefaultRecordBatch batch) {
+        if (!batch.hasProducerId() || batch.isControlBatch()) {
+            return null;
+        }
+        ProducerStateEntry entry = producerState.lastEntry(batch.producerId());
+        if (entry == null) {
+            return null;
+        }
+        BatchMetadata duplicate = entry.findDuplicateBatch(batch.producerEpoch(), batch.baseSequence(), batch.lastSequence());
+        if (duplicate == null) {
+            return null;
+        }
+        LOG.debug("Duplicate batch of producer {} seq {}..{} in {}: answering with offsets {}..{}", batch.producerId(),
+            batch.baseSequence(), batch.lastSequence(), topicPartition, duplicate.firstOffset(), duplicate.lastOffset());
+        return new LogAppendInfo(duplicate.firstOffset(), duplicate.lastOffset(), duplicate.timestamp(),
+            config.logAppendTime ? duplicate.timestamp() : -1L, logStartOffset, 0, true);
+    }
+
+    /** Kafka's per-batch checks for writes: magic, size, CRC, record count, timestamps, keys on compacted topics. */
+    private List<DefaultRecordBatch> validateBatches(MemoryRecords records, AppendOrigin origin, long now) {
+        List<DefaultRecordBatch> batches = new ArrayList<>(1);
+        try {
+            if (records.validBytes() != records.sizeInBytes()) {
+                throw new ErrorCodeException(ErrorCode.CORRUPT_MESSAGE, "record set of " + records.sizeInBytes()
+                    + " bytes ends with an incomplete batch");
+            }
+            for (RecordBatch entry : records.batches()) {
+                if (!(entry instanceof DefaultRecordBatch batch)) {
+                    throw new ErrorCodeException(ErrorCode.INVALID_RECORD, "record batches of magic " + entry.magic()
+                        + " are not supported; Kafka 4 accepts magic 2 only");
+                }
+                if (batch.sizeInBytes() > config.maxMessageBytes) {
+                    throw new ErrorCodeException(ErrorCode.MESSAGE_TOO_LARGE, "batch of " + batch.sizeInBytes()
+                        + " bytes exceeds max.message.bytes=" + config.maxMessageBytes + " of " + topicPartition);
+                }
+                if (!batch.isValid()) {
+                    throw new ErrorCodeException(ErrorCode.CORRUPT_MESSAGE, "batch fails its CRC check in " + topicPartition);
+                }
+                if (batch.recordCount() <= 0 || batch.recordCount() != batch.lastOffsetDelta() + 1) {
+                    throw new ErrorCodeException(ErrorCode.INVALID_RECORD, "batch record count " + batch.recordCount()
+                        + " does not match its last offset delta " + batch.lastOffsetDelta());
+                }
+                if (origin == AppendOrigin.CLIENT && batch.isControlBatch()) {
+                    throw new ErrorCodeException(ErrorCode.INVALID_RECORD, "clients cannot write control batches");
+                }
+                validateTimestampsAndKeys(batch, now);
+                batches.add(batch);
+            }
+        } catch (ProtocolException e) {
+            throw new ErrorCodeException(ErrorCode.CORRUPT_MESSAGE, "malformed record batch: " + e.getMessage());
+        }
+        if (batches.isEmpty()) {
+            throw new ErrorCodeException(ErrorCode.INVALID_RECORD, "no record batch in the request");
+        }
+        return batches;
+    }
+
+    private void validateTimestampsAndKeys(DefaultRecordBatch batch, long now) {
+        boolean checkEachRecord = config.compact || (!config.logAppendTime && config.messageTimestampBeforeMaxMs != Long.MAX_VALUE);
+        if (!config.logAppendTime && batch.maxTimestamp() - now > config.messageTimestampAfterMaxMs) {
+            throw new ErrorCodeException(ErrorCode.INVALID_TIMESTAMP, "timestamp " + batch.maxTimestamp() + " of a batch in "
+                + topicPartition + " is more than message.timestamp.after.max.ms=" + config.messageTimestampAfterMaxMs + " ahead of now " + now);
+        }
+        if (!checkEachRecord || batch.isControlBatch()) {
+            return;
+        }
+        for (Record record : batch.records()) {
+            if (config.compact && !record.hasKey()) {
+                throw new ErrorCodeException(ErrorCode.INVALID_RECORD, "compacted topic " + topicPartition.topic()
+                    + " cannot accept a record without a key");
+            }
+            if (!config.logAppendTime && now - record.timestamp() > config.messageTimestampBeforeMaxMs) {
+                throw new ErrorCodeException(ErrorCode.INVALID_TIMESTAMP, "timestamp " + record.timestamp() + " in " + topicPartition
+                    + " is more than message.timestamp.before.max.ms=" + config.messageTimestampBeforeMaxMs + " before now " + now);
+            }
+        }
+    }
+
+    /**
+     * Appends transaction markers written by the transaction coordinator (control batches
+     * with offsets to be assigned here).
+     */
+    public LogAppendInfo appendMarker(MemoryRecords markerBatch, int leaderEpoch) throws IOException {
+        synchronized (lock) {
+            checkOpen();
+            long now = time.milliseconds();
+            List<DefaultRecordBatch> batches = validateBatches(markerBatch, AppendOrigin.COORDINATOR, now);
+            long firstOffset = logEnd.messageOffset();
+            long nextOffset = firstOffset;
+            for (DefaultRecordBatch batch : batches) {
+                if (!batch.isControlBatch()) {
+                    throw new IllegalArgumentException("appendMarker takes control batches only: " + batch);
+                }
+                batch.setLastOffset(nextOffset + batch.lastOffsetDelta());
+                batch.setPartitionLeaderEpoch(leaderEpoch);
+                nextOffset = batch.lastOffset() + 1;
+            }
+            append(markerBatch, batches, firstOffset, nextOffset - 1, leaderEpoch, true);
+            return new LogAppendInfo(firstOffset, nextOffset - 1, now, -1L, logStartOffset, batches.size(), false);
+        }
+    }
+
+    /** Writes validated batches with assigned offsets; updates producer state, indexes, epochs and the log end. */
+    private void append(MemoryRecords records, List<DefaultRecordBatch> batches, long firstOffset, long lastOffset, int leaderEpoch,
+                        boolean validateMarkers) throws IOException {
+        long maxTimestamp = batches.stream().mapToLong(DefaultRecordBatch::maxTimestamp).max().orElse(-1L);
+        LogSegment segment = maybeRoll(records.sizeInBytes(), maxTimestamp, lastOffset);
+        // Producer state first (markers can still be refused), then the bytes.
+        List<ProducerStateManager.CompletedTxn> completed = new ArrayList<>();
+        for (DefaultRecordBatch batch : batches) {
+            if (!batch.hasProducerId()) {
+                continue;
+            }
+            if (batch.isControlBatch()) {
+                ProducerStateManager.CompletedTxn txn = applyMarker(batch, validateMarkers);
+                if (txn != null) {
+                    completed.add(txn);
+                }
+            } else {
+                producerState.recordDataBatch(batch);
+            }
+        }
+        segment.append(lastOffset, records);
+        for (ProducerStateManager.CompletedTxn txn : completed) {
+            if (txn.isAborted()) {
+                long lastStable = producerState.firstUnstableOffset().orElse(txn.lastOffset() + 1);
+                segment.appendAbortedTxn(new AbortedTxn(txn.producerId(), txn.firstOffset(), txn.lastOffset(),
+                    Math.min(lastStable, txn.lastOffset() + 1)));
+            }
+        }
+        producerState.updateMapEndOffset(lastOffset + 1);
+        if (leaderEpoch >= 0) {
+            epochCache.assign(leaderEpoch, firstOffset);
+        }
+        logEnd = new LogOffsetMetadata(lastOffset + 1, segment.baseOffset(), segment.size());
+        unflushedMessages += lastOffset - firstOffset + 1;
+        if (unflushedMessages >= config.flushMessages) {
+            flush(logEnd.messageOffset());
+        }
+    }
+
+    private ProducerStateManager.CompletedTxn applyMarker(DefaultRecordBatch batch, boolean validate) {
+        List<Record> records = batch.records();
+        if (records.size() != 1) {
+            throw new ErrorCodeException(ErrorCode.INVALID_RECORD, "a transaction marker batch holds exactly one record, not " + records.size());
+        }
+        Record record = records.get(0);
+        ControlRecordType type = ControlRecordType.parseKey(record.key());
+        if (type != ControlRecordType.ABORT && type != ControlRecordType.COMMIT) {
+            return null;
+        }
+        EndTransactionMarker marker = EndTransactionMarker.fromRecord(record);
+        return producerState.recordMarker(batch.producerId(), batch.producerEpoch(), marker.coordinatorEpoch(),
+            type == ControlRecordType.COMMIT, batch.baseOffset(), batch.maxTimestamp(), validate);
+    }
+
+    private LogSegment maybeRoll(int messagesSize, long maxTimestamp, long maxOffset) throws IOException {
+        LogSegment active = activeSegment();
+        long now = time.milliseconds();
+        if (active.shouldRoll(config, messagesSize, maxTimestamp, maxOffset, now)) {
+            return roll(logEnd.messageOffset());
+        }
+        return active;
+    }
+
+    /** Starts a new active segment at {@code newOffset} (normally the log end). */
+    public LogSegment roll(long newOffset) throws IOException {
+        synchronized (lock) {
+            LogSegment active = activeSegment();
+            if (active.size() == 0 && active.baseOffset() == newOffset) {
+                return active;
+            }
+            if (segments.containsKey(newOffset)) {
+                throw new IllegalStateException("cannot roll " + topicPartition + " to " + newOffset + ": a segment with that base offset exists");
+            }
+            active.onBecomeInactiveSegment();
+            producerState.updateMapEndOffset(newOffset);
+            producerState.takeSnapshot();
+            LogSegment segment = LogSegment.open(dir, newOffset, config, time, newRollJitterMs(), "");
+            segments.put(newOffset, segment);
+            logEnd = new LogOffsetMetadata(logEnd.messageOffset(), segment.baseOffset(), segment.size());
+            LOG.debug("Rolled new segment of {} at offset {}", topicPartition, newOffset);
+            // The rolled segment will never change again: flush it off the append path.
+            long flushUpTo = newOffset;
+            scheduler.execute(() -> flushQuietly(flushUpTo));
+            return segment;
+        }
+    }
+
+    // ---------------------------------------------------------------- high watermark
+
+    /** Moves the high watermark forward to {@code offset} (never past the log end); returns true if it moved. */
+    public boolean maybeIncrementHighWatermark(LogOffsetMetadata offset) {
+        synchronized (lock) {
+            if (offset.messageOffset() > logEnd.messageOffset()) {
+                throw new IllegalArgumentException("high watermark " + offset.messageOffset() + " beyond the log end "
+                    + logEnd.messageOffset() + " of " + topicPartition);
+            }
+            if (offset.messageOffset() > highWatermark.messageOffset()
+                || (offset.messageOffset() == highWatermark.messageOffset() && highWatermark.messageOffsetOnly() && !offset.messageOffsetOnly())) {
+                highWatermark = offset;
+                return true;
+            }
+            return false;
+        }
+    }
+
+    public void updateHighWatermark(long offset) {
+        synchronized (lock) {
+            long bounded = Math.max(logStartOffset, Math.min(offset, logEnd.messageOffset()));
+            highWatermark = bounded == logEnd.messageOffset() ? logEnd : LogOffsetMetadata.offsetOnly(bounded);
+        }
+    }
+
+    /** On a single node the leader's log end is the high watermark once the write is durable enough. */
+    public LogOffsetMetadata highWatermarkMetadata() {
+        return highWatermark;
+    }
+
+    // ---------------------------------------------------------------- read
+
+    /**
+     * Reads from {@code startOffset} up to {@code maxLength} bytes, no further than the bound
+     * the isolation gives. With {@code minOneMessage} the first batch is returned whole even
+     * if it is larger than {@code maxLength}.
+     *
+     * @throws ErrorCodeException OFFSET_OUT_OF_RANGE if the offset is below the log start or past the log end
+     */
+    public FetchDataInfo read(long startOffset, int maxLength, FetchIsolation isolation, boolean minOneMessage) {
+        LogOffsetMetadata end = logEnd;
+        LogOffsetMetadata bound = switch (isolation) {
+            case LOG_END -> end;
+            case HIGH_WATERMARK -> offsetMetadata(highWatermark);
+            case TXN_COMMITTED -> offsetMetadata(LogOffsetMetadata.offsetOnly(lastStableOffset()));
+        };
+        long start = logStartOffset;
+        if (startOffset > end.messageOffset() || startOffset < start) {
+            throw new ErrorCodeException(ErrorCode.OFFSET_OUT_OF_RANGE, "offset " + startOffset + " is out of range for " + topicPartition
+                + " [" + start + ", " + end.messageOffset() + "]");
+        }
+        if (startOffset >= bound.messageOffset()) {
+            return FetchDataInfo.empty(offsetMetadata(LogOffsetMetadata.offsetOnly(startOffset)));
+        }
+        Map.Entry<Long, LogSegment> entry = segments.floorEntry(startOffset);
+        while (entry != null) {
+            LogSegment segment = entry.getValue();
+            long maxPosition = bound.segmentBaseOffset() == segment.baseOffset() ? bound.relativePositionInSegment() : segment.size();
+            FetchDataInfo info = segment.read(startOffset, maxLength, maxPosition, minOneMessage);
+            if (info != null) {
+                if (isolation == FetchIsolation.TXN_COMMITTED) {
+                    return info.withAbortedTransactions(collectAbortedTransactions(startOffset, bound.messageOffset()));
+                }
+                return info;
+            }
+            entry = segments.higherEntry(entry.getKey());
+        }
+        return FetchDataInfo.empty(end);
+    }
+
+    /** Fills in the segment position of an offset known only by number. */
+    private LogOffsetMetadata offsetMetadata(LogOffsetMetadata offset) {
+        if (!offset.messageOffsetOnly()) {
+            return offset;
+        }
+        LogOffsetMetadata end = logEnd;
+        if (offset.messageOffset() >= end.messageOffset()) {
+            return end;
+        }
+        Map.Entry<Long, LogSegment> entry = segments.floorEntry(offset.messageOffset());
+        while (entry != null) {
+            FileRecords.FileBatch batch = entry.getValue().translateOffset(offset.messageOffset(), 0);
+            if (batch != null) {
+                // Bound at the batch holding the offset: readers stop before it.
+                return new LogOffsetMetadata(offset.messageOffset(), entry.getKey(), batch.position());
+            }
+            entry = segments.higherEntry(entry.getKey());
+        }
+        return end;
+    }
+
+    /** Aborted transactions that overlap [startOffset, upperBoundOffset), for read_committed fetches. */
+    public List<AbortedTxn> collectAbortedTransactions(long startOffset, long upperBoundOffset) {
+        List<AbortedTxn> aborted = new ArrayList<>();
+        Map.Entry<Long, LogSegment> floor = segments.floorEntry(startOffset);
+        ConcurrentNavigableMap<Long, LogSegment> from = floor == null ? segments : segments.tailMap(floor.getKey(), true);
+        for (LogSegment segment : from.values()) {
+            TxnIndexSearchResult result = segment.txnIndex().collectAbortedTxns(startOffset, upperBoundOffset);
+            aborted.addAll(result.abortedTransactions());
+            if (result.isComplete()) {
+                break;
+            }
+        }
+        return aborted;
+    }
+
+    // ---------------------------------------------------------------- offsets by time
+
+    /** Result of a ListOffsets lookup. */
+    public record OffsetAndTimestamp(long offset, long timestamp, int leaderEpoch) {
+    }
+
+    /**
+     * The first offset whose timestamp is at least {@code timestampMs}, or null if every record
+     * is older (the caller answers with the log end). Special timestamps (-1 latest, -2 earliest,
+     * -3 max timestamp) are resolved by the caller.
+     */
+    public OffsetAndTimestamp fetchOffsetByTimestamp(long timestampMs) {
+        for (LogSegment segment : segments.values()) {
+            if (segment.maxTimestampSoFar() < timestampMs) {
+                continue;
+            }
+            LogSegment.TimestampAndOffset found = segment.findOffsetByTimestamp(timestampMs, logStartOffset);
+            if (found != null) {
+                return new OffsetAndTimestamp(found.offset(), found.timestamp(), found.leaderEpoch());
+            }
+        }
+        return null;
+    }
+
+    /** The record with the largest timestamp (ListOffsets MAX_TIMESTAMP), or null for an empty log. */
+    public OffsetAndTimestamp maxTimestampOffset() {
+        long bestTimestamp = -1L;
+        long bestOffset = -1L;
+        for (LogSegment segment : segments.values()) {
+            if (segment.maxTimestampSoFar() > bestTimestamp) {
+                bestTimestamp = segment.maxTimestampSoFar();
+                bestOffset = segment.offsetOfMaxTimestampSoFar();
+            }
+        }
+        if (bestOffset < 0) {
+            return null;
+        }
+        // The index points at the batch's last offset; find the exact record.
+        LogSegment.TimestampAndOffset exact = segments.floorEntry(bestOffset).getValue().findOffsetByTimestamp(bestTimestamp, logStartOffset);
+        long offset = exact != null ? exact.offset() : bestOffset;
+        return new OffsetAndTimestamp(offset, bestTimestamp, epochForOffset(offset));
+    }
+
+    /** The leader epoch in which {@code offset} was written, or -1 if unknown. */
+    public int epochForOffset(long offset) {
+        int epoch = -1;
+        for (EpochEntry entry : epochCache.epochEntries()) {
+            if (entry.startOffset() > offset) {
+                break;
+            }
+            epoch = entry.epoch();
+        }
+        return epoch;
+    }
+
+    // ---------------------------------------------------------------- flush
+
+    /** Fsyncs everything below {@code offset} and moves the recovery point there. */
+    public void flush(long offset) throws IOException {
+        long target = Math.min(offset, logEnd.messageOffset());
+        if (target <= recoveryPoint) {
+            return;
+        }
+        Map.Entry<Long, LogSegment> floor = segments.floorEntry(recoveryPoint);
+        Collection<LogSegment> toFlush = (floor == null ? segments : segments.tailMap(floor.getKey(), true)).headMap(target, false).values();
+        for (LogSegment segment : toFlush) {
+            segment.flush();
+        }
+        synchronized (lock) {
+            if (target > recoveryPoint) {
+                recoveryPoint = target;
+                lastFlushedMs = time.milliseconds();
+                unflushedMessages = 0;
+            }
+        }
+    }
+
+    private void flushQuietly(long offset) {
+        try {
+            if (!closed) {
+                flush(offset);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("Background flush of {} to {} failed", topicPartition, offset, e);
+        }
+    }
+
+    /** Flushes if {@code flush.ms} has passed since the last flush (called by the log manager's flusher). */
+    public void maybeFlushByTime() throws IOException {
+        if (time.milliseconds() - lastFlushedMs >= config.flushMs && logEnd.messageOffset() > recoveryPoint) {
+            flush(logEnd.messageOffset());
+        }
+    }
+
+    /** Whether acks=all appends must be fsynced before they are acknowledged ({@code strata.fsync=on-ack}). */
+    public boolean fsyncOnAck() {
+        return fsyncOnAck;
+    }
+
+    // ---------------------------------------------------------------- retention
+
+    /**
+     * Deletes whole segments past retention (time, size) or wholly below the log start
+     * offset. The active segment is only removed by first rolling a new one, so the log always
+     * has an active segment. Returns the number of segments deleted.
+     */
+    public int deleteOldSegments() throws IOException {
+        synchronized (lock) {
+            long now = time.milliseconds();
+            List<LogSegment> deletable = new ArrayList<>();
+            long remainingBytes = size();
+            List<LogSegment> all = new ArrayList<>(segments.values());
+            for (int i = 0; i < all.size(); i++) {
+                LogSegment segment = all.get(i);
+                LogSegment next = i + 1 < all.size() ? all.get(i + 1) : null;
+                boolean belowStart = next != null && next.baseOffset() <= logStartOffset;
+                boolean expired = config.delete && config.retentionMs >= 0 && segment.size() > 0
+                    && now - segment.largestTimestamp() > config.retentionMs;
+                boolean oversized = config.delete && config.retentionBytes >= 0 && remainingBytes - segment.size() >= config.retentionBytes
+                    && segment.size() > 0;
+                boolean belowHighWatermark = next != null ? next.baseOffset() <= highWatermark.messageOffset()
+                    : logEnd.messageOffset() <= highWatermark.messageOffset();
+                if (!(belowStart || ((expired || oversized) && belowHighWatermark))) {
+                    break;
+                }
+                deletable.add(segment);
+                remainingBytes -= segment.size();
+            }
+            if (deletable.isEmpty()) {
+                return 0;
+            }
+            if (deletable.size() == segments.size()) {
+                roll(logEnd.messageOffset());
+            }
+            for (LogSegment segment : deletable) {
+                segments.remove(segment.baseOffset());
+                scheduleDeletion(segment);
+            }
+            long newStart = Math.max(logStartOffset, segments.firstKey());
+            if (newStart > logStartOffset) {
+                logStartOffset = newStart;
+                epochCache.truncateFromStart(newStart);
+                producerState.deleteSnapshotsBefore(newStart);
+            }
+            LOG.info("Deleted {} segment(s) of {} by retention; log start offset is now {}", deletable.size(), topicPartition, logStartOffset);
+            return deletable.size();
+        }
+    }
+
+    /** Renames the segment's files to {@code .deleted} now and removes them after {@code file.delete.delay.ms}, so open readers finish safely. */
+    private void scheduleDeletion(LogSegment segment) throws IOException {
+        segment.changeFileSuffixes("", LogSegment.DELETED_SUFFIX);
+        scheduler.schedule(() -> {
+            try {
+                segment.deleteIfExists();
+            } catch (IOException e) {
+                LOG.warn("Could not delete {}", segment, e);
+            }
+        }, config.fileDeleteDelayMs, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Moves the log start offset forward (DeleteRecords); segments wholly below it are deleted
+     * by the next retention pass.
+     *
+     * @throws ErrorCodeException OFFSET_OUT_OF_RANGE if {@code newStart} is beyond the high watermark
+     */
+    public boolean maybeIncrementLogStartOffset(long newStart) throws IOException {
+        synchronized (lock) {
+            if (newStart > highWatermark.messageOffset()) {
+                throw new ErrorCodeException(ErrorCode.OFFSET_OUT_OF_RANGE, "cannot move the log start offset of " + topicPartition
+                    + " to " + newStart + ": the high watermark is " + highWatermark.messageOffset());
+            }
+            if (newStart <= logStartOffset) {
+                return false;
+            }
+            logStartOffset = newStart;
+            epochCache.truncateFromStart(newStart);
+            producerState.deleteSnapshotsBefore(newStart);
+            return true;
+        }
+    }
+
+    // ---------------------------------------------------------------- truncation
+
+    /** Removes everything at or after {@code targetOffset} (a follower catching up with a new leader). */
+    public void truncateTo(long targetOffset) throws IOException {
+        synchronized (lock) {
+            if (targetOffset < 0) {
+                throw new IllegalArgumentException("cannot truncate " + topicPartition + " to negative offset " + targetOffset);
+            }
+            if (targetOffset >= logEnd.messageOffset()) {
+                return;
+            }
+            if (targetOffset < segments.firstKey()) {
+                truncateFullyAndStartAt(targetOffset);
+                return;
+            }
+            for (LogSegment segment : new ArrayList<>(segments.tailMap(targetOffset, false).values())) {
+                segments.remove(segment.baseOffset());
+                scheduleDeletion(segment);
+            }
+            LogSegment last = activeSegment();
+            last.truncateTo(targetOffset);
+            logEnd = new LogOffsetMetadata(targetOffset, last.baseOffset(), last.size());
+            if (highWatermark.messageOffset() > targetOffset) {
+                highWatermark = logEnd;
+            }
+            recoveryPoint = Math.min(recoveryPoint, targetOffset);
+            epochCache.truncateFromEnd(targetOffset);
+            rebuildProducerState();
+        }
+    }
+
+    /** Deletes every segment and starts empty at {@code newOffset}. */
+    public void truncateFullyAndStartAt(long newOffset) throws IOException {
+        synchronized (lock) {
+            for (LogSegment segment : new ArrayList<>(segments.values())) {
+                segments.remove(segment.baseOffset());
+                scheduleDeletion(segment);
+            }
+            LogSegment segment = LogSegment.open(dir, newOffset, config, time, newRollJitterMs(), "");
+            segments.put(newOffset, segment);
+            logStartOffset = newOffset;
+            recoveryPoint = newOffset;
+            logEnd = new LogOffsetMetadata(newOffset, newOffset, 0);
+            highWatermark = logEnd;
+            epochCache.clearAndFlush();
+            producerState.truncateFullyAndStartAt(newOffset);
+        }
+    }
+
+    /** Reloads producer state from the newest usable snapshot and replays the log after it. */
+    void rebuildProducerState() throws IOException {
+        long from = producerState.truncateAndReload(logStartOffset, logEnd.messageOffset());
+        Map.Entry<Long, LogSegment> floor = segments.floorEntry(from);
+        Collection<LogSegment> replay = floor == null ? segments.values() : segments.tailMap(floor.getKey(), true).values();
+        for (LogSegment segment : replay) {
+            int position = segment.offsetIndex().lookup(from).position();
+            for (FileRecords.FileBatch header : segment.log().batchesFrom(position)) {
+                if (header.lastOffset() < from) {
+                    continue;
+                }
+                segment.applyToProducerStateWithoutIndex(header.load(), producerState);
+            }
+        }
+        producerState.updateMapEndOffset(logEnd.messageOffset());
+    }
+
+    // ---------------------------------------------------------------- lifecycle
+
+    private void checkOpen() {
+        if (closed) {
+            throw new ErrorCodeException(ErrorCode.NOT_LEADER_OR_FOLLOWER, "log of " + topicPartition + " is closed");
+        }
+    }
+
+    /** Clean close: final time index entries, trimmed indexes, a producer snapshot, files closed. */
+    @Override
+    public void close() throws IOException {
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            producerState.updateMapEndOffset(logEnd.messageOffset());
+            producerState.takeSnapshot();
+            for (LogSegment segment : segments.values()) {
+                segment.close();
+            }
+        }
+    }
+
+    /** Closes and deletes the whole directory (topic deletion). */
+    public void delete() throws IOException {
+        synchronized (lock) {
+            closed = true;
+            for (LogSegment segment : segments.values()) {
+                segment.deleteIfExists();
+            }
+            segments.clear();
+            if (Files.exists(dir)) {
+                try (var files = Files.walk(dir)) {
+                    for (Path path : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                        Files.deleteIfExists(path);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Renames the directory (e.g. to mark it for asynchronous deletion). */
+    public void renameDir(String newName) throws IOException {
+        synchronized (lock) {
+            Path target = dir.resolveSibling(newName);
+            Files.move(dir, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            dir = target;
+            producerState.updateDir(target);
+        }
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public String toString() {
+        return "UnifiedLog(" + topicPartition + ", start=" + logStartOffset + ", end=" + logEnd.messageOffset()
+            + ", hw=" + highWatermark.messageOffset() + ", segments=" + segments.size() + ")";
+    }
+}
