@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = VersionCommand.Provider.class,
     description = "Strata: a Kafka-compatible event streaming platform.",
-    subcommands = {VersionCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {ServerCommand.class, VersionCommand.class, CommandLine.HelpCommand.class})
 public final class StrataCli implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -1,0 +1,216 @@
+package io.strata.server;
+
+import io.strata.common.Time;
+import io.strata.metadata.BrokerRegistration;
+import io.strata.metadata.ConfigResource;
+import io.strata.metadata.Controller;
+import io.strata.metadata.ControllerSettings;
+import io.strata.metadata.MetadataLog;
+import io.strata.protocol.ApiVersionsTable;
+import io.strata.protocol.message.ApiMessageType;
+import io.strata.server.api.ApiDispatcher;
+import io.strata.server.api.ApiHandlers;
+import io.strata.server.api.BrokerContext;
+import io.strata.server.api.Features;
+import io.strata.server.api.ProducerIdManager;
+import io.strata.server.config.ServerConfig;
+import io.strata.server.network.RequestChannel;
+import io.strata.server.network.RequestHandlerPool;
+import io.strata.server.network.SocketServer;
+import io.strata.server.purgatory.DelayedOperationPurgatory;
+import io.strata.server.replica.DelayedFetch;
+import io.strata.server.replica.DelayedProduce;
+import io.strata.server.replica.ReplicaManager;
+import io.strata.storage.LogConfig;
+import io.strata.storage.LogManager;
+import io.strata.storage.TopicPartition;
+import io.strata.storage.UnifiedLog;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A Strata node: broker and controller roles in one process over a single-voter metadata
+ * quorum. Start-up order: format/check the data directories, replay the metadata log into the
+ * image, load the partition logs, open partitions for the image, bind the listeners, register
+ * the broker, then start handling requests. {@link #close()} is the controlled shutdown:
+ * stop accepting, finish in-flight requests, flush, write checkpoints and the clean-shutdown
+ * marker, so the next start skips recovery.
+ */
+public final class StrataServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(StrataServer.class);
+
+    private final ServerConfig config;
+    private final Time time;
+    private LogManager logManager;
+    private MetadataLog metadataLog;
+    private Controller controller;
+    private ReplicaManager replicaManager;
+    private DelayedOperationPurgatory<DelayedProduce> producePurgatory;
+    private DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
+    private SocketServer socketServer;
+    private RequestHandlerPool handlerPool;
+    private String clusterId;
+    private volatile boolean started;
+    private boolean closed;
+
+    public StrataServer(ServerConfig config, Time time) {
+        this.config = config;
+        this.time = time;
+    }
+
+    /** The versions this broker advertises: exactly what its handlers implement. */
+    public static ApiVersionsTable apiVersions() {
+        return ApiVersionsTable.builder()
+            // Produce from v0 for librdkafka (KAFKA-18659); v0-v2 have no schema and close the connection as in Kafka 4.
+            // Capped at 11 until transactions v2 is finalized, as Kafka caps it (FIELD-NOTES).
+            .add(ApiMessageType.PRODUCE, 0, 11)
+            .add(ApiMessageType.FETCH, 4, 17)
+            .add(ApiMessageType.LIST_OFFSETS, 1, 11)
+            .add(ApiMessageType.METADATA, 0, 13)
+            .add(ApiMessageType.API_VERSIONS, 0, 4)
+            .add(ApiMessageType.CREATE_TOPICS, 2, 7)
+            .add(ApiMessageType.INIT_PRODUCER_ID, 0, 5)
+            .build();
+    }
+
+    public void startup() throws Exception {
+        long startNanos = System.nanoTime();
+        int nodeId = config.nodeId();
+        List<Path> logDirs = config.logDirs();
+        clusterId = DataDirectories.ensureFormatted(logDirs, nodeId, config.getString(ServerConfig.CLUSTER_ID));
+        Map<String, String> topicDefaults = config.topicDefaults();
+
+        boolean cleanShutdown = Files.exists(logDirs.get(0).resolve(LogManager.CLEAN_SHUTDOWN_FILE));
+        logManager = new LogManager(new LogManager.Settings(logDirs, config.getInt(ServerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR),
+            config.getLong(ServerConfig.LOG_RETENTION_CHECK_INTERVAL_MS), config.getLong(ServerConfig.LOG_FLUSH_SCHEDULER_INTERVAL_MS),
+            config.getInt(ServerConfig.LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS), config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_MS),
+            config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS), config.fsyncOnAck()), time);
+
+        Path metadataDir = logDirs.get(0).resolve(MetadataLog.TOPIC + "-0");
+        LogConfig metadataConfig = LogConfig.of(Map.of(), Map.of(LogConfig.RETENTION_MS, "-1", LogConfig.RETENTION_BYTES, "-1"));
+        UnifiedLog metadataUnifiedLog = UnifiedLog.load(metadataDir, new TopicPartition(MetadataLog.TOPIC, 0), metadataConfig, time,
+            logManager.scheduler(), new UnifiedLog.LoadParams(0, 0, cleanShutdown, Long.MAX_VALUE / 4, true));
+        metadataLog = new MetadataLog(metadataUnifiedLog);
+        controller = new Controller(new ControllerSettings(nodeId, config.getInt(ServerConfig.NUM_PARTITIONS),
+            config.getShort(ServerConfig.DEFAULT_REPLICATION_FACTOR), config.getBoolean(ServerConfig.DELETE_TOPIC_ENABLE), topicDefaults),
+            metadataLog, time);
+        int batches = controller.replay();
+
+        logManager.startup(topic -> LogConfig.of(topicDefaults, controller.image().configs(ConfigResource.topic(topic))));
+
+        producePurgatory = new DelayedOperationPurgatory<>("Produce", time, config.getInt(ServerConfig.PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS));
+        fetchPurgatory = new DelayedOperationPurgatory<>("Fetch", time, config.getInt(ServerConfig.FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS));
+        replicaManager = new ReplicaManager(nodeId, logManager, topicDefaults, time, producePurgatory, fetchPurgatory);
+        controller.addPublisher(replicaManager);
+        controller.publishInitialImage().get();
+
+        RequestChannel requestChannel = new RequestChannel(config.getInt(ServerConfig.QUEUED_MAX_REQUESTS));
+        socketServer = new SocketServer(config, requestChannel);
+        socketServer.start();
+        Features features = new Features();
+        controller.registerBroker(advertisedEndpoints(), config.getString(ServerConfig.RACK), features.bootstrapLevels()).get();
+
+        ApiVersionsTable apiVersions = apiVersions();
+        BrokerContext context = new BrokerContext(config, nodeId, clusterId, controller, replicaManager, apiVersions, features,
+            new ProducerIdManager(controller), time);
+        handlerPool = new RequestHandlerPool(config.getInt(ServerConfig.NUM_IO_THREADS), requestChannel,
+            new ApiDispatcher(apiVersions, ApiHandlers.create(context)));
+        handlerPool.start();
+        started = true;
+        LOG.info("Strata node {} of cluster {} started in {} ms ({} metadata batches replayed, {} partitions, listening on {})", nodeId, clusterId,
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos), batches, replicaManager.partitions().size(), config.listeners());
+    }
+
+    /** Advertised endpoints: {@code advertised.listeners}, with port 0 and empty hosts filled from the bound sockets. */
+    private List<BrokerRegistration.Endpoint> advertisedEndpoints() throws IOException {
+        List<BrokerRegistration.Endpoint> endpoints = new ArrayList<>();
+        for (ServerConfig.Endpoint endpoint : config.advertisedListeners()) {
+            int port = endpoint.port() == 0 ? socketServer.boundPort(endpoint.listenerName()) : endpoint.port();
+            String host = endpoint.host();
+            if (host.isEmpty() || host.equals("0.0.0.0") || host.equals("::")) {
+                host = InetAddress.getLocalHost().getCanonicalHostName();
+            }
+            endpoints.add(new BrokerRegistration.Endpoint(endpoint.listenerName(), host, port, (short) 0));
+        }
+        return endpoints;
+    }
+
+    public boolean isStarted() {
+        return started;
+    }
+
+    public String clusterId() {
+        return clusterId;
+    }
+
+    public int boundPort() {
+        return socketServer.boundPort(socketServer.firstListenerName());
+    }
+
+    public int boundPort(String listenerName) {
+        return socketServer.boundPort(listenerName);
+    }
+
+    public ReplicaManager replicaManager() {
+        return replicaManager;
+    }
+
+    public Controller controller() {
+        return controller;
+    }
+
+    public SocketServer socketServer() {
+        return socketServer;
+    }
+
+    /** Controlled shutdown. Safe to call more than once and after a failed start. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        started = false;
+        long startNanos = System.nanoTime();
+        LOG.info("Shutting down");
+        try {
+            if (socketServer != null) {
+                socketServer.stopAccepting();
+            }
+            if (handlerPool != null) {
+                handlerPool.shutdown(10_000);
+            }
+            if (socketServer != null) {
+                socketServer.close();
+            }
+            if (producePurgatory != null) {
+                producePurgatory.shutdown();
+            }
+            if (fetchPurgatory != null) {
+                fetchPurgatory.shutdown();
+            }
+            if (controller != null) {
+                controller.close();
+            }
+            if (metadataLog != null) {
+                metadataLog.log().flush(metadataLog.log().logEndOffset());
+                metadataLog.close();
+            }
+            if (logManager != null) {
+                logManager.close();
+            }
+        } catch (Exception e) {
+            LOG.error("Error during shutdown", e);
+        }
+        LOG.info("Shut down in {} ms", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos));
+    }
+}

@@ -1,0 +1,88 @@
+package io.strata.server.api;
+
+import io.strata.protocol.ErrorCode;
+import io.strata.protocol.message.ListOffsetsRequestData;
+import io.strata.protocol.message.ListOffsetsResponseData;
+import io.strata.server.network.Request;
+import io.strata.server.replica.Partition;
+import io.strata.storage.ErrorCodeException;
+import io.strata.storage.TopicPartition;
+import io.strata.storage.UnifiedLog;
+
+/**
+ * ListOffsets: the earliest offset (-2, and -4 "earliest local"), the latest (-1: the high
+ * watermark, or the last stable offset for read_committed), the record with the largest
+ * timestamp (-3), or the first offset at or after a timestamp. An offset by timestamp is
+ * only reported if consumers may read it (below the high watermark).
+ */
+final class ListOffsetsHandler implements ApiHandler {
+    static final long LATEST = -1L;
+    static final long EARLIEST = -2L;
+    static final long MAX_TIMESTAMP = -3L;
+    static final long EARLIEST_LOCAL = -4L;
+    static final long LATEST_TIERED = -5L;
+    static final long EARLIEST_PENDING_UPLOAD = -6L;
+
+    private final BrokerContext context;
+
+    ListOffsetsHandler(BrokerContext context) {
+        this.context = context;
+    }
+
+    @Override
+    public void handle(Request request) {
+        ListOffsetsRequestData body = request.body(ListOffsetsRequestData.class);
+        boolean readCommitted = body.isolationLevel() == 1;
+        ListOffsetsResponseData response = new ListOffsetsResponseData();
+        for (ListOffsetsRequestData.ListOffsetsTopic topic : body.topics()) {
+            ListOffsetsResponseData.ListOffsetsTopicResponse topicResponse = new ListOffsetsResponseData.ListOffsetsTopicResponse().setName(topic.name());
+            for (ListOffsetsRequestData.ListOffsetsPartition partition : topic.partitions()) {
+                topicResponse.partitions().add(lookup(new TopicPartition(topic.name(), partition.partitionIndex()), partition, readCommitted));
+            }
+            response.topics().add(topicResponse);
+        }
+        request.respond(response);
+    }
+
+    private ListOffsetsResponseData.ListOffsetsPartitionResponse lookup(TopicPartition topicPartition,
+                                                                       ListOffsetsRequestData.ListOffsetsPartition requested, boolean readCommitted) {
+        ListOffsetsResponseData.ListOffsetsPartitionResponse result = new ListOffsetsResponseData.ListOffsetsPartitionResponse()
+            .setPartitionIndex(requested.partitionIndex()).setTimestamp(-1L).setOffset(-1L).setLeaderEpoch(-1);
+        Partition partition = context.replicaManager().partition(topicPartition);
+        if (partition == null) {
+            return result.setErrorCode(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.code());
+        }
+        try {
+            partition.checkLeaderEpoch(requested.currentLeaderEpoch());
+        } catch (ErrorCodeException e) {
+            return result.setErrorCode(e.error().code());
+        }
+        UnifiedLog log = partition.log();
+        long timestamp = requested.timestamp();
+        long readableEnd = readCommitted ? log.lastStableOffset() : log.highWatermark();
+        if (timestamp == LATEST) {
+            return result.setOffset(readableEnd).setLeaderEpoch(partition.leaderEpoch());
+        }
+        if (timestamp == EARLIEST || timestamp == EARLIEST_LOCAL) {
+            return result.setOffset(log.logStartOffset()).setLeaderEpoch(log.epochForOffset(log.logStartOffset()));
+        }
+        if (timestamp == LATEST_TIERED || timestamp == EARLIEST_PENDING_UPLOAD) {
+            return result; // no tiered storage: Kafka answers offset -1
+        }
+        if (timestamp == MAX_TIMESTAMP) {
+            UnifiedLog.OffsetAndTimestamp max = log.maxTimestampOffset();
+            if (max != null && max.offset() < readableEnd) {
+                result.setOffset(max.offset()).setTimestamp(max.timestamp()).setLeaderEpoch(max.leaderEpoch());
+            }
+            return result;
+        }
+        if (timestamp < 0) {
+            return result.setErrorCode(ErrorCode.INVALID_REQUEST.code());
+        }
+        UnifiedLog.OffsetAndTimestamp found = log.fetchOffsetByTimestamp(timestamp);
+        if (found != null && found.offset() < readableEnd) {
+            result.setOffset(found.offset()).setTimestamp(found.timestamp()).setLeaderEpoch(found.leaderEpoch());
+        }
+        return result;
+    }
+}

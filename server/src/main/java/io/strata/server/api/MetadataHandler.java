@@ -1,0 +1,142 @@
+package io.strata.server.api;
+
+import io.strata.metadata.BrokerRegistration;
+import io.strata.metadata.MetadataImage;
+import io.strata.metadata.PartitionRegistration;
+import io.strata.metadata.TopicImage;
+import io.strata.metadata.TopicNames;
+import io.strata.protocol.ErrorCode;
+import io.strata.protocol.Uuids;
+import io.strata.protocol.message.CreateTopicsRequestData;
+import io.strata.protocol.message.MetadataRequestData;
+import io.strata.protocol.message.MetadataResponseData;
+import io.strata.server.config.ServerConfig;
+import io.strata.server.network.Request;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Metadata: brokers (the endpoints of the listener the request arrived on), the cluster id,
+ * the controller, and the requested topics with topic ids, partitions, leaders, epochs and
+ * replicas. Unknown topics are created on the spot when the client allows it and
+ * {@code auto.create.topics.enable} is on; since creation is synchronous here, the answer
+ * already carries the new topic's partitions.
+ */
+final class MetadataHandler implements ApiHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(MetadataHandler.class);
+    private final BrokerContext context;
+
+    MetadataHandler(BrokerContext context) {
+        this.context = context;
+    }
+
+    @Override
+    public void handle(Request request) {
+        MetadataRequestData body = request.body(MetadataRequestData.class);
+        short version = request.apiVersion();
+        boolean allTopics = body.topics() == null || (version == 0 && body.topics().isEmpty());
+        boolean autoCreate = (version < 4 || body.allowAutoTopicCreation()) && context.config().getBoolean(ServerConfig.AUTO_CREATE_TOPICS_ENABLE);
+        MetadataImage image = context.image();
+        List<String> toCreate = new ArrayList<>();
+        if (!allTopics && autoCreate) {
+            Set<String> names = new LinkedHashSet<>();
+            for (MetadataRequestData.MetadataRequestTopic topic : body.topics()) {
+                if (topic.name() != null && image.topic(topic.name()) == null && TopicNames.validate(topic.name()) == null
+                    && !TopicNames.isInternal(topic.name())) {
+                    names.add(topic.name());
+                }
+            }
+            toCreate.addAll(names);
+        }
+        if (toCreate.isEmpty()) {
+            request.respond(buildResponse(request, body, allTopics, List.of()));
+            return;
+        }
+        List<CreateTopicsRequestData.CreatableTopic> creations = new ArrayList<>();
+        for (String name : toCreate) {
+            creations.add(new CreateTopicsRequestData.CreatableTopic().setName(name).setNumPartitions(-1).setReplicationFactor((short) -1));
+        }
+        context.controller().createTopics(creations, false).whenComplete((results, error) -> {
+            if (error != null) {
+                LOG.warn("Auto-creating topics {} failed", toCreate, error);
+            }
+            request.respond(buildResponse(request, body, allTopics, toCreate));
+        });
+    }
+
+    private MetadataResponseData buildResponse(Request request, MetadataRequestData body, boolean allTopics, List<String> justCreated) {
+        MetadataImage image = context.image();
+        MetadataResponseData response = new MetadataResponseData()
+            .setClusterId(context.clusterId())
+            .setControllerId(context.nodeId())
+            .setClusterAuthorizedOperations(body.includeClusterAuthorizedOperations() ? AuthorizedOperations.CLUSTER : AuthorizedOperations.OMITTED);
+        for (BrokerRegistration broker : image.brokers().values()) {
+            BrokerRegistration.Endpoint endpoint = broker.endpoint(request.listenerName());
+            if (endpoint != null && !broker.fenced()) {
+                response.brokers().add(new MetadataResponseData.MetadataResponseBroker().setNodeId(broker.id())
+                    .setHost(endpoint.host()).setPort(endpoint.port()).setRack(broker.rack()));
+            }
+        }
+        if (allTopics) {
+            for (TopicImage topic : image.topicsByName().values()) {
+                response.topics().add(describe(topic, body.includeTopicAuthorizedOperations()));
+            }
+            return response;
+        }
+        for (MetadataRequestData.MetadataRequestTopic requested : body.topics()) {
+            response.topics().add(describeRequested(image, requested, body.includeTopicAuthorizedOperations(), justCreated));
+        }
+        return response;
+    }
+
+    private MetadataResponseData.MetadataResponseTopic describeRequested(MetadataImage image, MetadataRequestData.MetadataRequestTopic requested,
+                                                                       boolean includeOperations, List<String> justCreated) {
+        if (requested.name() == null) {
+            TopicImage byId = image.topic(requested.topicId());
+            if (byId == null || Uuids.ZERO.equals(requested.topicId())) {
+                return new MetadataResponseData.MetadataResponseTopic().setErrorCode(ErrorCode.UNKNOWN_TOPIC_ID.code())
+                    .setTopicId(requested.topicId()).setName(null).setTopicAuthorizedOperations(AuthorizedOperations.OMITTED);
+            }
+            return describe(byId, includeOperations);
+        }
+        TopicImage topic = image.topic(requested.name());
+        if (topic != null) {
+            return describe(topic, includeOperations);
+        }
+        ErrorCode error = TopicNames.validate(requested.name()) != null ? ErrorCode.INVALID_TOPIC_EXCEPTION
+            : justCreated.contains(requested.name()) ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+        return new MetadataResponseData.MetadataResponseTopic().setErrorCode(error.code()).setName(requested.name())
+            .setTopicAuthorizedOperations(AuthorizedOperations.OMITTED);
+    }
+
+    static MetadataResponseData.MetadataResponseTopic describe(TopicImage topic, boolean includeOperations) {
+        MetadataResponseData.MetadataResponseTopic result = new MetadataResponseData.MetadataResponseTopic()
+            .setName(topic.name()).setTopicId(topic.id()).setIsInternal(TopicNames.isInternal(topic.name()))
+            .setTopicAuthorizedOperations(includeOperations ? AuthorizedOperations.TOPIC : AuthorizedOperations.OMITTED);
+        for (int index = 0; index < topic.partitionCount(); index++) {
+            PartitionRegistration partition = topic.partition(index);
+            if (partition == null) {
+                continue;
+            }
+            MetadataResponseData.MetadataResponsePartition described = new MetadataResponseData.MetadataResponsePartition()
+                .setPartitionIndex(index)
+                .setErrorCode(partition.hasLeader() ? ErrorCode.NONE.code() : ErrorCode.LEADER_NOT_AVAILABLE.code())
+                .setLeaderId(partition.leader()).setLeaderEpoch(partition.leaderEpoch());
+            for (int replica : partition.replicas()) {
+                described.replicaNodes().add(replica);
+            }
+            for (int replica : partition.isr()) {
+                described.isrNodes().add(replica);
+            }
+            result.partitions().add(described);
+        }
+        return result;
+    }
+
+}

@@ -1,0 +1,304 @@
+package io.strata.server.config;
+
+import io.strata.common.config.ConfigDef;
+import io.strata.common.config.ConfigDef.Type;
+import io.strata.common.config.ConfigException;
+import io.strata.storage.LogConfig;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * The broker's configuration: Apache Kafka's key names and defaults, except where a single
+ * node with embedded defaults needs a different starting point (listeners on 127.0.0.1:9092,
+ * data in ./data, node id 1, replication factors of 1). Invalid values stop the start with
+ * a message naming the key; unknown keys are reported.
+ *
+ * <p>Immutable.
+ */
+public final class ServerConfig {
+    public static final String NODE_ID = "node.id";
+    public static final String BROKER_ID = "broker.id";
+    public static final String PROCESS_ROLES = "process.roles";
+    public static final String CLUSTER_ID = "cluster.id";
+    public static final String LISTENERS = "listeners";
+    public static final String ADVERTISED_LISTENERS = "advertised.listeners";
+    public static final String CONTROLLER_LISTENER_NAMES = "controller.listener.names";
+    public static final String LISTENER_SECURITY_PROTOCOL_MAP = "listener.security.protocol.map";
+    public static final String INTER_BROKER_LISTENER_NAME = "inter.broker.listener.name";
+    public static final String RACK = "broker.rack";
+    public static final String LOG_DIRS = "log.dirs";
+    public static final String LOG_DIR = "log.dir";
+    public static final String NUM_PARTITIONS = "num.partitions";
+    public static final String DEFAULT_REPLICATION_FACTOR = "default.replication.factor";
+    public static final String AUTO_CREATE_TOPICS_ENABLE = "auto.create.topics.enable";
+    public static final String DELETE_TOPIC_ENABLE = "delete.topic.enable";
+    public static final String NUM_NETWORK_THREADS = "num.network.threads";
+    public static final String NUM_IO_THREADS = "num.io.threads";
+    public static final String QUEUED_MAX_REQUESTS = "queued.max.requests";
+    public static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
+    public static final String SOCKET_SEND_BUFFER_BYTES = "socket.send.buffer.bytes";
+    public static final String SOCKET_RECEIVE_BUFFER_BYTES = "socket.receive.buffer.bytes";
+    public static final String SOCKET_LISTEN_BACKLOG_SIZE = "socket.listen.backlog.size";
+    public static final String MAX_CONNECTIONS = "max.connections";
+    public static final String MAX_CONNECTIONS_PER_IP = "max.connections.per.ip";
+    public static final String CONNECTIONS_MAX_IDLE_MS = "connections.max.idle.ms";
+    public static final String NUM_RECOVERY_THREADS_PER_DATA_DIR = "num.recovery.threads.per.data.dir";
+    public static final String LOG_RETENTION_CHECK_INTERVAL_MS = "log.retention.check.interval.ms";
+    public static final String LOG_FLUSH_SCHEDULER_INTERVAL_MS = "log.flush.scheduler.interval.ms";
+    public static final String LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.offset.checkpoint.interval.ms";
+    public static final String LOG_FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.start.offset.checkpoint.interval.ms";
+    public static final String FETCH_MAX_BYTES = "fetch.max.bytes";
+    public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
+    public static final String FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS = "fetch.purgatory.purge.interval.requests";
+    public static final String PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS = "producer.purgatory.purge.interval.requests";
+    public static final String MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS = "max.incremental.fetch.session.cache.slots";
+    public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
+    public static final String OFFSETS_TOPIC_REPLICATION_FACTOR = "offsets.topic.replication.factor";
+    public static final String OFFSETS_TOPIC_SEGMENT_BYTES = "offsets.topic.segment.bytes";
+    public static final String OFFSETS_RETENTION_MINUTES = "offsets.retention.minutes";
+    public static final String OFFSETS_RETENTION_CHECK_INTERVAL_MS = "offsets.retention.check.interval.ms";
+    public static final String OFFSET_METADATA_MAX_BYTES = "offset.metadata.max.bytes";
+    public static final String GROUP_INITIAL_REBALANCE_DELAY_MS = "group.initial.rebalance.delay.ms";
+    public static final String GROUP_MIN_SESSION_TIMEOUT_MS = "group.min.session.timeout.ms";
+    public static final String GROUP_MAX_SESSION_TIMEOUT_MS = "group.max.session.timeout.ms";
+    public static final String GROUP_MAX_SIZE = "group.max.size";
+    public static final String TRANSACTION_STATE_LOG_NUM_PARTITIONS = "transaction.state.log.num.partitions";
+    public static final String TRANSACTION_STATE_LOG_REPLICATION_FACTOR = "transaction.state.log.replication.factor";
+    public static final String TRANSACTION_STATE_LOG_MIN_ISR = "transaction.state.log.min.isr";
+    public static final String TRANSACTION_MAX_TIMEOUT_MS = "transaction.max.timeout.ms";
+    public static final String TRANSACTIONAL_ID_EXPIRATION_MS = "transactional.id.expiration.ms";
+    public static final String PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms";
+    public static final String PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = "producer.id.expiration.check.interval.ms";
+    public static final String STRATA_FSYNC = "strata.fsync";
+    public static final String METRICS_ENABLED = "metrics.enabled";
+    public static final String METRICS_LISTENER = "metrics.listener";
+
+    public static final ConfigDef DEFINITION = buildDefinition();
+
+    private static ConfigDef buildDefinition() {
+        ConfigDef def = new ConfigDef()
+            .define(NODE_ID, Type.INT, 1, ConfigDef.atLeast(0), "this node's id in the cluster")
+            .define(BROKER_ID, Type.INT, null, "deprecated alias of node.id")
+            .define(PROCESS_ROLES, Type.LIST, "broker,controller", ConfigDef.oneOf("broker", "controller"), "roles of this node")
+            .define(CLUSTER_ID, Type.STRING, null, "cluster id used when formatting a new data directory (random if unset)")
+            .define(LISTENERS, Type.LIST, "PLAINTEXT://127.0.0.1:9092", "listeners as NAME://host:port; port 0 picks a free port")
+            .define(ADVERTISED_LISTENERS, Type.LIST, null, "listeners given to clients; defaults to listeners")
+            .define(CONTROLLER_LISTENER_NAMES, Type.LIST, "", "listener names used by the controller quorum")
+            .define(LISTENER_SECURITY_PROTOCOL_MAP, Type.LIST, "PLAINTEXT:PLAINTEXT", "listener name to security protocol")
+            .define(INTER_BROKER_LISTENER_NAME, Type.STRING, null, "listener for broker-to-broker traffic")
+            .define(RACK, Type.STRING, null, "rack of this broker")
+            .define(LOG_DIRS, Type.LIST, null, "data directories")
+            .define(LOG_DIR, Type.STRING, "./data", "data directory when log.dirs is not set")
+            .define(NUM_PARTITIONS, Type.INT, 1, ConfigDef.atLeast(1), "partitions of auto-created topics")
+            .define(DEFAULT_REPLICATION_FACTOR, Type.SHORT, (short) 1, ConfigDef.atLeast(1), "replication factor of auto-created topics")
+            .define(AUTO_CREATE_TOPICS_ENABLE, Type.BOOLEAN, true, "create topics on first Metadata request for them")
+            .define(DELETE_TOPIC_ENABLE, Type.BOOLEAN, true, "allow DeleteTopics")
+            .define(NUM_NETWORK_THREADS, Type.INT, 3, ConfigDef.atLeast(1), "network event loop threads")
+            .define(NUM_IO_THREADS, Type.INT, 8, ConfigDef.atLeast(1), "request handler threads")
+            .define(QUEUED_MAX_REQUESTS, Type.INT, 500, ConfigDef.atLeast(1), "request channel depth before reading stops")
+            .define(SOCKET_REQUEST_MAX_BYTES, Type.INT, 104_857_600, ConfigDef.atLeast(1), "largest request accepted")
+            .define(SOCKET_SEND_BUFFER_BYTES, Type.INT, 102_400, "SO_SNDBUF; -1 for the OS default")
+            .define(SOCKET_RECEIVE_BUFFER_BYTES, Type.INT, 102_400, "SO_RCVBUF; -1 for the OS default")
+            .define(SOCKET_LISTEN_BACKLOG_SIZE, Type.INT, 50, ConfigDef.atLeast(1), "accept backlog")
+            .define(MAX_CONNECTIONS, Type.INT, Integer.MAX_VALUE, ConfigDef.atLeast(0), "connections allowed in total")
+            .define(MAX_CONNECTIONS_PER_IP, Type.INT, Integer.MAX_VALUE, ConfigDef.atLeast(0), "connections allowed from one address")
+            .define(CONNECTIONS_MAX_IDLE_MS, Type.LONG, 600_000L, ConfigDef.atLeast(1), "close connections idle this long")
+            .define(NUM_RECOVERY_THREADS_PER_DATA_DIR, Type.INT, 2, ConfigDef.atLeast(1), "threads loading logs at start")
+            .define(LOG_RETENTION_CHECK_INTERVAL_MS, Type.LONG, 300_000L, ConfigDef.atLeast(1), "how often retention runs")
+            .define(LOG_FLUSH_SCHEDULER_INTERVAL_MS, Type.LONG, Long.MAX_VALUE, ConfigDef.atLeast(1), "how often the flusher checks logs")
+            .define(LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS, Type.INT, 60_000, ConfigDef.atLeast(0), "recovery point checkpoint interval")
+            .define(LOG_FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS, Type.INT, 60_000, ConfigDef.atLeast(0), "log start offset checkpoint interval")
+            .define(FETCH_MAX_BYTES, Type.INT, 57_671_680, ConfigDef.atLeast(1024), "largest fetch response")
+            .define(REPLICA_LAG_TIME_MAX_MS, Type.LONG, 30_000L, "ISR lag bound")
+            .define(FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS, Type.INT, 1000, "fetch purgatory purge interval")
+            .define(PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS, Type.INT, 1000, "produce purgatory purge interval")
+            .define(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS, Type.INT, 1000, ConfigDef.atLeast(0), "fetch sessions kept")
+            .define(OFFSETS_TOPIC_NUM_PARTITIONS, Type.INT, 50, ConfigDef.atLeast(1), "partitions of __consumer_offsets")
+            .define(OFFSETS_TOPIC_REPLICATION_FACTOR, Type.SHORT, (short) 1, ConfigDef.atLeast(1), "replication of __consumer_offsets")
+            .define(OFFSETS_TOPIC_SEGMENT_BYTES, Type.INT, 104_857_600, ConfigDef.atLeast(1), "segment size of __consumer_offsets")
+            .define(OFFSETS_RETENTION_MINUTES, Type.INT, 10_080, ConfigDef.atLeast(1), "committed offsets expire after this")
+            .define(OFFSETS_RETENTION_CHECK_INTERVAL_MS, Type.LONG, 600_000L, ConfigDef.atLeast(1), "offset expiry check interval")
+            .define(OFFSET_METADATA_MAX_BYTES, Type.INT, 4096, "largest commit metadata")
+            .define(GROUP_INITIAL_REBALANCE_DELAY_MS, Type.INT, 3000, "delay of the first rebalance of an empty group")
+            .define(GROUP_MIN_SESSION_TIMEOUT_MS, Type.INT, 6000, "smallest session timeout")
+            .define(GROUP_MAX_SESSION_TIMEOUT_MS, Type.INT, 1_800_000, "largest session timeout")
+            .define(GROUP_MAX_SIZE, Type.INT, Integer.MAX_VALUE, ConfigDef.atLeast(1), "members per group")
+            .define(TRANSACTION_STATE_LOG_NUM_PARTITIONS, Type.INT, 50, ConfigDef.atLeast(1), "partitions of __transaction_state")
+            .define(TRANSACTION_STATE_LOG_REPLICATION_FACTOR, Type.SHORT, (short) 1, ConfigDef.atLeast(1), "replication of __transaction_state")
+            .define(TRANSACTION_STATE_LOG_MIN_ISR, Type.INT, 1, ConfigDef.atLeast(1), "min ISR of __transaction_state")
+            .define(TRANSACTION_MAX_TIMEOUT_MS, Type.INT, 900_000, ConfigDef.atLeast(1), "largest transaction timeout")
+            .define(TRANSACTIONAL_ID_EXPIRATION_MS, Type.INT, 604_800_000, ConfigDef.atLeast(1), "transactional id expiry")
+            .define(PRODUCER_ID_EXPIRATION_MS, Type.INT, 86_400_000, ConfigDef.atLeast(1), "idle producer state expiry")
+            .define(PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, Type.INT, 600_000, ConfigDef.atLeast(1), "producer expiry check interval")
+            .define(STRATA_FSYNC, Type.STRING, "none", ConfigDef.oneOf("none", "on-ack"),
+                "on-ack: fsync before acknowledging acks=all writes; none: rely on flush.* and replication like Kafka")
+            .define(METRICS_ENABLED, Type.BOOLEAN, true, "serve /metrics and /health")
+            .define(METRICS_LISTENER, Type.STRING, "http://127.0.0.1:9644", "address of the metrics endpoint");
+        // Broker-level log settings: every synonym of a topic configuration, with Kafka's defaults.
+        def.define("log.retention.hours", Type.INT, 168, "retention in hours")
+            .define("log.retention.minutes", Type.INT, null, "retention in minutes")
+            .define("log.retention.ms", Type.LONG, null, "retention in ms")
+            .define("log.roll.hours", Type.INT, 168, ConfigDef.atLeast(1), "segment roll in hours")
+            .define("log.roll.ms", Type.LONG, null, "segment roll in ms")
+            .define("log.roll.jitter.hours", Type.INT, 0, ConfigDef.atLeast(0), "segment roll jitter in hours")
+            .define("log.roll.jitter.ms", Type.LONG, null, "segment roll jitter in ms")
+            .define("log.flush.interval.ms", Type.LONG, null, "flush interval in ms");
+        for (Map.Entry<String, List<String>> entry : LogConfig.BROKER_SYNONYMS.entrySet()) {
+            ConfigDef.Key topicKey = LogConfig.DEFINITION.key(entry.getKey());
+            for (String synonym : entry.getValue()) {
+                if (def.key(synonym) == null) {
+                    def.define(synonym, topicKey.type(), topicKey.defaultValue(), topicKey.validator(), topicKey.documentation());
+                }
+            }
+        }
+        return def;
+    }
+
+    private final ConfigDef.Parsed parsed;
+
+    private ServerConfig(ConfigDef.Parsed parsed) {
+        this.parsed = parsed;
+    }
+
+    public static ServerConfig fromMap(Map<String, String> properties) {
+        ServerConfig config = new ServerConfig(DEFINITION.parse(properties));
+        config.validate();
+        return config;
+    }
+
+    /** Reads a Java properties file and applies {@code overrides} on top. */
+    public static ServerConfig load(Path file, Map<String, String> overrides) throws IOException {
+        Map<String, String> properties = new LinkedHashMap<>();
+        if (file != null) {
+            Properties loaded = new Properties();
+            try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+                loaded.load(reader);
+            }
+            for (String name : loaded.stringPropertyNames()) {
+                properties.put(name, loaded.getProperty(name));
+            }
+        }
+        properties.putAll(overrides);
+        return fromMap(properties);
+    }
+
+    private void validate() {
+        for (String listener : listeners()) {
+            Endpoint.parse(listener);
+        }
+        if (parsed.values().get(ADVERTISED_LISTENERS) != null) {
+            for (String listener : advertisedListenersRaw()) {
+                Endpoint.parse(listener);
+            }
+        }
+        if (listeners().isEmpty()) {
+            throw new ConfigException(LISTENERS + " must name at least one listener");
+        }
+        LogConfig.of(topicDefaults(), Map.of());
+    }
+
+    public List<String> unknownKeys() {
+        return parsed.unknownKeys();
+    }
+
+    public Map<String, String> originals() {
+        return parsed.originals();
+    }
+
+    public Object value(String name) {
+        return parsed.values().get(name);
+    }
+
+    public int getInt(String name) {
+        return ((Number) parsed.values().get(name)).intValue();
+    }
+
+    public long getLong(String name) {
+        return ((Number) parsed.values().get(name)).longValue();
+    }
+
+    public short getShort(String name) {
+        return ((Number) parsed.values().get(name)).shortValue();
+    }
+
+    public boolean getBoolean(String name) {
+        return (Boolean) parsed.values().get(name);
+    }
+
+    public String getString(String name) {
+        return (String) parsed.values().get(name);
+    }
+
+    public int nodeId() {
+        Object brokerId = parsed.values().get(BROKER_ID);
+        return parsed.originals().containsKey(NODE_ID) || brokerId == null ? getInt(NODE_ID) : (Integer) brokerId;
+    }
+
+    @SuppressWarnings("unchecked")
+    public List<String> listeners() {
+        return (List<String>) parsed.values().get(LISTENERS);
+    }
+
+    @SuppressWarnings("unchecked")
+    private List<String> advertisedListenersRaw() {
+        return (List<String>) parsed.values().get(ADVERTISED_LISTENERS);
+    }
+
+    /** Advertised endpoints by listener name; unset ones follow the bound listeners. */
+    public List<Endpoint> advertisedListeners() {
+        List<String> raw = parsed.values().get(ADVERTISED_LISTENERS) != null ? advertisedListenersRaw() : listeners();
+        return raw.stream().map(Endpoint::parse).toList();
+    }
+
+    @SuppressWarnings("unchecked")
+    public List<Path> logDirs() {
+        List<String> dirs = (List<String>) parsed.values().get(LOG_DIRS);
+        if (dirs == null || dirs.isEmpty()) {
+            return List.of(Path.of(getString(LOG_DIR)));
+        }
+        return dirs.stream().map(Path::of).toList();
+    }
+
+    /** Topic-key defaults derived from this broker's log settings. */
+    public Map<String, String> topicDefaults() {
+        return LogConfig.brokerDefaults(parsed.originals());
+    }
+
+    public boolean fsyncOnAck() {
+        return "on-ack".equals(getString(STRATA_FSYNC));
+    }
+
+    /** A listener: {@code NAME://host:port}. An empty host binds every interface. */
+    public record Endpoint(String listenerName, String host, int port) {
+        public static Endpoint parse(String text) {
+            int scheme = text.indexOf("://");
+            int colon = text.lastIndexOf(':');
+            if (scheme <= 0 || colon <= scheme + 2) {
+                throw new ConfigException(LISTENERS, text, "expected NAME://host:port");
+            }
+            String name = text.substring(0, scheme);
+            String host = text.substring(scheme + 3, colon);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            int port;
+            try {
+                port = Integer.parseInt(text.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                throw new ConfigException(LISTENERS, text, "port is not a number");
+            }
+            if (port < 0 || port > 65535) {
+                throw new ConfigException(LISTENERS, text, "port must be between 0 and 65535");
+            }
+            return new Endpoint(name, host, port);
+        }
+    }
+}

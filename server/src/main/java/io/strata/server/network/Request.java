@@ -1,0 +1,137 @@
+package io.strata.server.network;
+
+import io.netty.buffer.ByteBuf;
+import io.strata.protocol.ApiMessage;
+import io.strata.protocol.RequestHeader;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+
+/**
+ * One request as it moves through the pipeline: read by a connection's event loop, queued in
+ * the {@link RequestChannel}, handled by a handler thread (or later, from the purgatory), and
+ * answered exactly once through {@link #respond}, {@link #respondWithoutResponse} or
+ * {@link #closeConnection}.
+ *
+ * <p>Ownership: the request owns its frame buffer until it is answered; the body and any
+ * record sets parsed from it are views of that buffer and must not be used after the answer.
+ * The network layer releases the buffer; handlers never touch reference counts.
+ */
+public final class Request {
+    private final KafkaConnection connection;
+    private final RequestHeader header;
+    private final ByteBuf frame;
+    private final ByteBuffer body;
+    private final long receivedNanos;
+    private volatile long dequeuedNanos;
+    private ApiMessage parsedBody;
+    private boolean answered;
+
+    Request(KafkaConnection connection, RequestHeader header, ByteBuf frame, ByteBuffer body, long receivedNanos) {
+        this.connection = connection;
+        this.header = header;
+        this.frame = frame;
+        this.body = body;
+        this.receivedNanos = receivedNanos;
+    }
+
+    public RequestHeader header() {
+        return header;
+    }
+
+    public short apiVersion() {
+        return header.apiVersion();
+    }
+
+    /** The request body bytes (after the header), a view of the frame. */
+    public ByteBuffer bodyBuffer() {
+        return body.duplicate();
+    }
+
+    /** The parsed body, once {@link #parseBody()} has run. */
+    public ApiMessage body() {
+        return parsedBody;
+    }
+
+    /**
+     * Parses the body in the request's version (on the handler thread, off the event loop).
+     *
+     * @throws io.strata.protocol.ProtocolException if the bytes do not form a valid body
+     */
+    public ApiMessage parseBody() {
+        if (parsedBody == null) {
+            parsedBody = io.strata.protocol.Frames.parseRequestBody(header, body.duplicate());
+        }
+        return parsedBody;
+    }
+
+    @SuppressWarnings("unchecked")
+    public <T extends ApiMessage> T body(Class<T> type) {
+        return (T) parsedBody;
+    }
+
+    public InetSocketAddress clientAddress() {
+        return connection.remoteAddress();
+    }
+
+    public String listenerName() {
+        return connection.listenerName();
+    }
+
+    public String connectionId() {
+        return connection.id();
+    }
+
+    public long receivedNanos() {
+        return receivedNanos;
+    }
+
+    public long dequeuedNanos() {
+        return dequeuedNanos;
+    }
+
+    void markDequeued(long nanos) {
+        this.dequeuedNanos = nanos;
+    }
+
+    /** Sends {@code response} in the request's version. May be called from any thread, once. */
+    public void respond(ApiMessage response) {
+        respond(response, header.apiVersion());
+    }
+
+    /** Sends {@code response} in {@code version} (ApiVersions answers unknown versions in v0). */
+    public void respond(ApiMessage response, short version) {
+        markAnswered();
+        connection.sendResponse(this, response, version);
+    }
+
+    /** Completes a request that gets no response (Produce with acks=0). */
+    public void respondWithoutResponse() {
+        markAnswered();
+        connection.completeWithoutResponse(this);
+    }
+
+    /** Closes the connection instead of answering, as Kafka does for requests it cannot parse. */
+    public void closeConnection(String reason) {
+        markAnswered();
+        connection.closeForRequest(this, reason);
+    }
+
+    private synchronized void markAnswered() {
+        if (answered) {
+            throw new IllegalStateException("request answered twice: " + header.api().apiName + " correlationId=" + header.correlationId()
+                + " connection=" + connection.id());
+        }
+        answered = true;
+    }
+
+    void release() {
+        frame.release();
+    }
+
+    @Override
+    public String toString() {
+        return header.api().apiName + " v" + header.apiVersion() + " correlationId=" + header.correlationId()
+            + " clientId=" + header.clientId() + " from " + connection.id();
+    }
+}

@@ -1,0 +1,150 @@
+package io.strata.server.network;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.strata.server.config.ServerConfig;
+import io.strata.server.config.ServerConfig.Endpoint;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The network layer: one acceptor thread and {@code num.network.threads} event loops that
+ * read length-prefixed frames (refusing any whose prefix exceeds
+ * {@code socket.request.max.bytes} before buffering it), feed {@link KafkaConnection}s, and
+ * write responses. Uses epoll where available.
+ */
+public final class SocketServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(SocketServer.class);
+
+    private final ServerConfig config;
+    private final RequestChannel requestChannel;
+    private final ConnectionQuotas quotas;
+    private final EventLoopGroup acceptor;
+    private final EventLoopGroup eventLoops;
+    private final Class<? extends ServerChannel> channelType;
+    private final Map<String, Channel> listeners = new LinkedHashMap<>();
+
+    public SocketServer(ServerConfig config, RequestChannel requestChannel) {
+        this.config = config;
+        this.requestChannel = requestChannel;
+        this.quotas = new ConnectionQuotas(config.getInt(ServerConfig.MAX_CONNECTIONS), config.getInt(ServerConfig.MAX_CONNECTIONS_PER_IP));
+        boolean epoll = Epoll.isAvailable();
+        IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+        this.channelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+        this.acceptor = new MultiThreadIoEventLoopGroup(1, new NamedThreadFactory("strata-acceptor"), factory);
+        this.eventLoops = new MultiThreadIoEventLoopGroup(config.getInt(ServerConfig.NUM_NETWORK_THREADS),
+            new NamedThreadFactory("strata-network"), factory);
+    }
+
+    /** Binds every listener; port 0 picks a free port (see {@link #boundPort}). */
+    public void start() throws InterruptedException {
+        for (String listener : config.listeners()) {
+            Endpoint endpoint = Endpoint.parse(listener);
+            Channel channel = bootstrap(endpoint.listenerName()).bind(bindAddress(endpoint)).sync().channel();
+            listeners.put(endpoint.listenerName(), channel);
+            LOG.info("Listening for {} on {}", endpoint.listenerName(), channel.localAddress());
+        }
+    }
+
+    private static InetSocketAddress bindAddress(Endpoint endpoint) {
+        return endpoint.host().isEmpty() ? new InetSocketAddress(endpoint.port()) : new InetSocketAddress(endpoint.host(), endpoint.port());
+    }
+
+    private ServerBootstrap bootstrap(String listenerName) {
+        int maxRequestBytes = config.getInt(ServerConfig.SOCKET_REQUEST_MAX_BYTES);
+        long idleMs = config.getLong(ServerConfig.CONNECTIONS_MAX_IDLE_MS);
+        ServerBootstrap bootstrap = new ServerBootstrap()
+            .group(acceptor, eventLoops)
+            .channel(channelType)
+            .option(ChannelOption.SO_BACKLOG, config.getInt(ServerConfig.SOCKET_LISTEN_BACKLOG_SIZE))
+            .option(ChannelOption.SO_REUSEADDR, true)
+            .childOption(ChannelOption.TCP_NODELAY, true)
+            .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+            .childHandler(new ChannelInitializer<SocketChannel>() {
+                @Override
+                protected void initChannel(SocketChannel channel) {
+                    channel.pipeline()
+                        .addLast("idle", new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS))
+                        // failFast: a prefix above the limit closes the connection before any of the frame is buffered.
+                        .addLast("frames", new LengthFieldBasedFrameDecoder(maxRequestBytes, 0, 4, 0, 4, true))
+                        .addLast("connection", new KafkaConnection(listenerName, requestChannel, quotas));
+                }
+            });
+        int sendBuffer = config.getInt(ServerConfig.SOCKET_SEND_BUFFER_BYTES);
+        int receiveBuffer = config.getInt(ServerConfig.SOCKET_RECEIVE_BUFFER_BYTES);
+        if (sendBuffer > 0) {
+            bootstrap.childOption(ChannelOption.SO_SNDBUF, sendBuffer);
+        }
+        if (receiveBuffer > 0) {
+            bootstrap.childOption(ChannelOption.SO_RCVBUF, receiveBuffer);
+        }
+        return bootstrap;
+    }
+
+    public int boundPort(String listenerName) {
+        Channel channel = listeners.get(listenerName);
+        if (channel == null) {
+            throw new IllegalArgumentException("no listener named " + listenerName + "; have " + listeners.keySet());
+        }
+        return ((InetSocketAddress) channel.localAddress()).getPort();
+    }
+
+    /** The first listener's name. */
+    public String firstListenerName() {
+        return listeners.keySet().iterator().next();
+    }
+
+    public int connectionCount() {
+        return quotas.total();
+    }
+
+    /** Stops accepting new connections; open ones continue. */
+    public void stopAccepting() {
+        for (Channel channel : listeners.values()) {
+            channel.close().syncUninterruptibly();
+        }
+    }
+
+    @Override
+    public void close() {
+        stopAccepting();
+        acceptor.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        eventLoops.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    private static final class NamedThreadFactory implements java.util.concurrent.ThreadFactory {
+        private final String prefix;
+        private final java.util.concurrent.atomic.AtomicInteger count = new java.util.concurrent.atomic.AtomicInteger();
+
+        NamedThreadFactory(String prefix) {
+            this.prefix = prefix;
+        }
+
+        @Override
+        public Thread newThread(Runnable task) {
+            Thread thread = new io.netty.util.concurrent.FastThreadLocalThread(task, prefix + "-" + count.getAndIncrement());
+            thread.setDaemon(false);
+            return thread;
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package io.strata.server.replica;
+
+import io.strata.server.purgatory.DelayedOperation;
+import io.strata.storage.FetchIsolation;
+import io.strata.storage.TopicPartition;
+import io.strata.storage.UnifiedLog;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * A fetch waiting for {@code fetch.min.bytes} of data (or {@code fetch.max.wait.ms}). Woken
+ * by appends to any of its partitions; completes when enough bytes are readable below the
+ * isolation bound, when a partition disappears, or on timeout, and then reads again.
+ */
+public final class DelayedFetch extends DelayedOperation {
+    private final FetchParams params;
+    private final LinkedHashMap<TopicPartition, PartitionFetchInfo> fetchInfos;
+    private final ReplicaManager replicaManager;
+    private final Consumer<LinkedHashMap<TopicPartition, FetchPartitionData>> callback;
+
+    DelayedFetch(FetchParams params, LinkedHashMap<TopicPartition, PartitionFetchInfo> fetchInfos, ReplicaManager replicaManager,
+                 Consumer<LinkedHashMap<TopicPartition, FetchPartitionData>> callback) {
+        super(params.maxWaitMs());
+        this.params = params;
+        this.fetchInfos = fetchInfos;
+        this.replicaManager = replicaManager;
+        this.callback = callback;
+    }
+
+    @Override
+    public boolean tryComplete() {
+        boolean newData = false;
+        for (Map.Entry<TopicPartition, PartitionFetchInfo> entry : fetchInfos.entrySet()) {
+            Partition partition = replicaManager.partition(entry.getKey());
+            if (partition == null) {
+                return forceComplete();
+            }
+            UnifiedLog log = partition.log();
+            long bound = params.isolation() == FetchIsolation.TXN_COMMITTED ? log.lastStableOffset() : log.highWatermark();
+            if (bound < entry.getValue().fetchOffset()) {
+                return forceComplete(); // the log was truncated below the fetch position
+            }
+            newData |= bound > entry.getValue().fetchOffset();
+        }
+        if (!newData) {
+            return false;
+        }
+        if (params.minBytes() <= 1) {
+            return forceComplete();
+        }
+        long bytes = 0;
+        for (FetchPartitionData data : replicaManager.readFromLog(params, fetchInfos).values()) {
+            bytes += data.records().sizeInBytes();
+        }
+        return bytes >= params.minBytes() && forceComplete();
+    }
+
+    @Override
+    public void onExpiration() {
+        // onComplete answers with whatever is available.
+    }
+
+    @Override
+    public void onComplete() {
+        callback.accept(replicaManager.readFromLog(params, fetchInfos));
+    }
+}

@@ -1,0 +1,73 @@
+package io.strata.server.replica;
+
+import io.strata.protocol.ErrorCode;
+import io.strata.server.purgatory.DelayedOperation;
+import io.strata.storage.TopicPartition;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * An acks=all produce waiting until every written partition's high watermark covers its
+ * write. On a single node the high watermark moves with the append, so it completes on its
+ * first check; with replication it completes when followers catch up, or times out with
+ * REQUEST_TIMED_OUT for the partitions still short.
+ */
+public final class DelayedProduce extends DelayedOperation {
+    private final LinkedHashMap<TopicPartition, ProducePartitionResult> results;
+    private final ReplicaManager replicaManager;
+    private final Consumer<Map<TopicPartition, ProducePartitionResult>> callback;
+    private final Map<TopicPartition, ErrorCode> acknowledged = new java.util.concurrent.ConcurrentHashMap<>();
+
+    DelayedProduce(long timeoutMs, LinkedHashMap<TopicPartition, ProducePartitionResult> results, ReplicaManager replicaManager,
+                   Consumer<Map<TopicPartition, ProducePartitionResult>> callback) {
+        super(timeoutMs);
+        this.results = results;
+        this.replicaManager = replicaManager;
+        this.callback = callback;
+        for (Map.Entry<TopicPartition, ProducePartitionResult> entry : results.entrySet()) {
+            if (entry.getValue().error() != ErrorCode.NONE) {
+                acknowledged.put(entry.getKey(), entry.getValue().error());
+            }
+        }
+    }
+
+    @Override
+    public boolean tryComplete() {
+        for (Map.Entry<TopicPartition, ProducePartitionResult> entry : results.entrySet()) {
+            if (acknowledged.containsKey(entry.getKey())) {
+                continue;
+            }
+            ErrorCode status = replicaManager.acksSatisfied(entry.getKey(), entry.getValue().lastOffset());
+            if (status == null) {
+                return false;
+            }
+            acknowledged.put(entry.getKey(), status);
+        }
+        return forceComplete();
+    }
+
+    @Override
+    public void onExpiration() {
+        // onComplete reports the partitions that were not acknowledged in time.
+    }
+
+    @Override
+    public void onComplete() {
+        LinkedHashMap<TopicPartition, ProducePartitionResult> answer = new LinkedHashMap<>();
+        for (Map.Entry<TopicPartition, ProducePartitionResult> entry : results.entrySet()) {
+            ErrorCode status = acknowledged.get(entry.getKey());
+            ProducePartitionResult result = entry.getValue();
+            if (status == null) {
+                answer.put(entry.getKey(), ProducePartitionResult.error(ErrorCode.REQUEST_TIMED_OUT,
+                    "The write was not replicated to enough replicas in time."));
+            } else if (status != ErrorCode.NONE && result.error() == ErrorCode.NONE) {
+                answer.put(entry.getKey(), ProducePartitionResult.error(status, null));
+            } else {
+                answer.put(entry.getKey(), result);
+            }
+        }
+        callback.accept(answer);
+    }
+}

@@ -1,0 +1,101 @@
+package io.strata.server.replica;
+
+import io.strata.protocol.ErrorCode;
+import io.strata.protocol.records.MemoryRecords;
+import io.strata.storage.ErrorCodeException;
+import io.strata.storage.FetchDataInfo;
+import io.strata.storage.FetchIsolation;
+import io.strata.storage.LogAppendInfo;
+import io.strata.storage.TopicPartition;
+import io.strata.storage.UnifiedLog;
+
+import java.io.IOException;
+import java.util.UUID;
+
+/**
+ * A partition this broker hosts, with its log and its leadership state. On a single node the
+ * broker leads every partition and the ISR is itself, so the high watermark follows the log
+ * end as soon as a write is durable by the configured policy; replication changes only how
+ * the high watermark advances, not this class's contract.
+ *
+ * <p>Thread-safety: appends serialise on the log's lock; reads are concurrent.
+ */
+public final class Partition {
+    private final TopicPartition topicPartition;
+    private final UUID topicId;
+    private final UnifiedLog log;
+    private volatile int leaderEpoch;
+    private volatile int leaderId;
+
+    Partition(TopicPartition topicPartition, UUID topicId, UnifiedLog log, int leaderId, int leaderEpoch) {
+        this.topicPartition = topicPartition;
+        this.topicId = topicId;
+        this.log = log;
+        this.leaderId = leaderId;
+        this.leaderEpoch = leaderEpoch;
+    }
+
+    public TopicPartition topicPartition() {
+        return topicPartition;
+    }
+
+    public UUID topicId() {
+        return topicId;
+    }
+
+    public UnifiedLog log() {
+        return log;
+    }
+
+    public int leaderEpoch() {
+        return leaderEpoch;
+    }
+
+    public int leaderId() {
+        return leaderId;
+    }
+
+    void updateLeadership(int leaderId, int leaderEpoch) {
+        this.leaderId = leaderId;
+        this.leaderEpoch = leaderEpoch;
+    }
+
+    /**
+     * Appends as leader and advances the high watermark (ISR = this node). With
+     * {@code strata.fsync=on-ack} the data is fsynced before it becomes visible or acknowledged.
+     */
+    public LogAppendInfo appendRecordsToLeader(MemoryRecords records, UnifiedLog.AppendOrigin origin) throws IOException {
+        LogAppendInfo info = log.appendAsLeader(records, leaderEpoch, origin);
+        if (!info.duplicate()) {
+            if (log.fsyncOnAck()) {
+                log.flush(log.logEndOffset());
+            }
+            log.maybeIncrementHighWatermark(log.logEndOffsetMetadata());
+        }
+        return info;
+    }
+
+    /** Checks the leader epoch a client believes in against ours (KIP-320). */
+    public void checkLeaderEpoch(int currentLeaderEpoch) {
+        if (currentLeaderEpoch < 0) {
+            return;
+        }
+        if (currentLeaderEpoch < leaderEpoch) {
+            throw new ErrorCodeException(ErrorCode.FENCED_LEADER_EPOCH, "leader epoch " + currentLeaderEpoch + " of the request is older than "
+                + leaderEpoch + " for " + topicPartition);
+        }
+        if (currentLeaderEpoch > leaderEpoch) {
+            throw new ErrorCodeException(ErrorCode.UNKNOWN_LEADER_EPOCH, "leader epoch " + currentLeaderEpoch + " of the request is newer than "
+                + leaderEpoch + " for " + topicPartition);
+        }
+    }
+
+    public FetchDataInfo read(long fetchOffset, int maxBytes, FetchIsolation isolation, boolean minOneMessage) {
+        return log.read(fetchOffset, maxBytes, isolation, minOneMessage);
+    }
+
+    @Override
+    public String toString() {
+        return "Partition(" + topicPartition + ", leaderEpoch=" + leaderEpoch + ")";
+    }
+}

@@ -1,0 +1,287 @@
+package io.strata.server.replica;
+
+import io.strata.common.Time;
+import io.strata.metadata.ConfigResource;
+import io.strata.metadata.MetadataImage;
+import io.strata.metadata.MetadataPublisher;
+import io.strata.metadata.PartitionRegistration;
+import io.strata.metadata.TopicImage;
+import io.strata.metadata.TopicNames;
+import io.strata.protocol.ErrorCode;
+import io.strata.protocol.records.MemoryRecords;
+import io.strata.server.purgatory.DelayedOperationPurgatory;
+import io.strata.storage.ErrorCodeException;
+import io.strata.storage.FetchDataInfo;
+import io.strata.storage.LogAppendInfo;
+import io.strata.storage.LogConfig;
+import io.strata.storage.LogManager;
+import io.strata.storage.TopicPartition;
+import io.strata.storage.UnifiedLog;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+/**
+ * The partitions this broker hosts and the produce and fetch paths over them. It follows the
+ * metadata image: when a partition assigned to this node appears, its log is opened or
+ * created; when a topic disappears, its logs are deleted; when a topic's configuration
+ * changes, its logs get the new one.
+ *
+ * <p>Writes that must wait for replication (acks=all) and reads that must wait for data
+ * ({@code fetch.min.bytes}) go through the purgatory, keyed by partition; every append that
+ * moves a high watermark checks both purgatories for that partition.
+ *
+ * <p>Thread-safe.
+ */
+public final class ReplicaManager implements MetadataPublisher {
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicaManager.class);
+
+    private final int nodeId;
+    private final LogManager logManager;
+    private final Map<String, String> topicDefaults;
+    private final Time time;
+    private final DelayedOperationPurgatory<DelayedProduce> producePurgatory;
+    private final DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
+    private final ConcurrentHashMap<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
+
+    public ReplicaManager(int nodeId, LogManager logManager, Map<String, String> topicDefaults, Time time,
+                          DelayedOperationPurgatory<DelayedProduce> producePurgatory, DelayedOperationPurgatory<DelayedFetch> fetchPurgatory) {
+        this.nodeId = nodeId;
+        this.logManager = logManager;
+        this.topicDefaults = topicDefaults;
+        this.time = time;
+        this.producePurgatory = producePurgatory;
+        this.fetchPurgatory = fetchPurgatory;
+    }
+
+    public Partition partition(TopicPartition topicPartition) {
+        return partitions.get(topicPartition);
+    }
+
+    public Map<TopicPartition, Partition> partitions() {
+        return partitions;
+    }
+
+    public LogManager logManager() {
+        return logManager;
+    }
+
+    public LogConfig logConfig(MetadataImage image, String topic) {
+        return LogConfig.of(topicDefaults, image.configs(ConfigResource.topic(topic)));
+    }
+
+    // ---------------------------------------------------------------- metadata changes
+
+    @Override
+    public void publish(MetadataImage previous, MetadataImage current) {
+        for (TopicImage topic : current.topicsByName().values()) {
+            TopicImage before = previous.topic(topic.id());
+            boolean configChanged = !previous.configs(ConfigResource.topic(topic.name())).equals(current.configs(ConfigResource.topic(topic.name())));
+            LogConfig config = null;
+            for (Map.Entry<Integer, PartitionRegistration> entry : topic.partitions().entrySet()) {
+                PartitionRegistration registration = entry.getValue();
+                if (!contains(registration.replicas(), nodeId)) {
+                    continue;
+                }
+                TopicPartition topicPartition = new TopicPartition(topic.name(), entry.getKey());
+                Partition existing = partitions.get(topicPartition);
+                if (existing == null || before == null) {
+                    if (config == null) {
+                        config = logConfig(current, topic.name());
+                    }
+                    createPartition(topicPartition, topic.id(), registration, config);
+                } else {
+                    existing.updateLeadership(registration.leader(), registration.leaderEpoch());
+                    if (configChanged) {
+                        if (config == null) {
+                            config = logConfig(current, topic.name());
+                        }
+                        existing.log().updateConfig(config);
+                    }
+                }
+            }
+        }
+        for (TopicImage topic : previous.topicsByName().values()) {
+            if (current.topic(topic.id()) == null) {
+                for (int index : topic.partitions().keySet()) {
+                    removePartition(new TopicPartition(topic.name(), index));
+                }
+            }
+        }
+    }
+
+    private void createPartition(TopicPartition topicPartition, UUID topicId, PartitionRegistration registration, LogConfig config) {
+        try {
+            UnifiedLog log = logManager.getLog(topicPartition);
+            if (log != null && log.topicId().isPresent() && !log.topicId().get().equals(topicId)) {
+                // A log left over from a deleted topic of the same name: it is not this topic's data.
+                LOG.warn("Deleting stale log of {} with topic id {} (the topic's id is now {})", topicPartition, log.topicId().get(), topicId);
+                logManager.deleteLog(topicPartition);
+                log = null;
+            }
+            if (log == null) {
+                log = logManager.getOrCreateLog(topicPartition, Optional.of(topicId), config);
+            } else {
+                log.assignTopicId(topicId);
+                log.updateConfig(config);
+            }
+            partitions.put(topicPartition, new Partition(topicPartition, topicId, log, registration.leader(), registration.leaderEpoch()));
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("could not open the log of " + topicPartition, e);
+        }
+    }
+
+    private void removePartition(TopicPartition topicPartition) {
+        Partition removed = partitions.remove(topicPartition);
+        if (removed == null) {
+            return;
+        }
+        try {
+            logManager.deleteLog(topicPartition);
+        } catch (IOException e) {
+            LOG.error("Could not delete the log of {}", topicPartition, e);
+        }
+        producePurgatory.checkAndComplete(topicPartition);
+        fetchPurgatory.checkAndComplete(topicPartition);
+    }
+
+    private static boolean contains(int[] values, int value) {
+        for (int candidate : values) {
+            if (candidate == value) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // ---------------------------------------------------------------- produce
+
+    /**
+     * Appends to each partition and calls {@code callback} with one result per partition, in
+     * request order: at once for acks 0 and 1, and once the high watermark covers the writes
+     * (or the timeout passes) for acks=all.
+     */
+    public void appendRecords(long timeoutMs, short requiredAcks, boolean internalTopicsAllowed, UnifiedLog.AppendOrigin origin,
+                              Map<TopicPartition, MemoryRecords> entries, Consumer<Map<TopicPartition, ProducePartitionResult>> callback) {
+        LinkedHashMap<TopicPartition, ProducePartitionResult> results = new LinkedHashMap<>();
+        for (Map.Entry<TopicPartition, MemoryRecords> entry : entries.entrySet()) {
+            results.put(entry.getKey(), appendToPartition(entry.getKey(), entry.getValue(), internalTopicsAllowed, origin));
+        }
+        if (requiredAcks != -1 || results.values().stream().allMatch(r -> r.error() != ErrorCode.NONE)) {
+            callback.accept(results);
+            return;
+        }
+        DelayedProduce delayed = new DelayedProduce(timeoutMs, results, this, callback);
+        producePurgatory.tryCompleteElseWatch(delayed, new ArrayList<>(results.keySet()));
+    }
+
+    private ProducePartitionResult appendToPartition(TopicPartition topicPartition, MemoryRecords records, boolean internalTopicsAllowed,
+                                                     UnifiedLog.AppendOrigin origin) {
+        if (TopicNames.isInternal(topicPartition.topic()) && !internalTopicsAllowed) {
+            return ProducePartitionResult.error(ErrorCode.INVALID_TOPIC_EXCEPTION, "Cannot append to internal topic " + topicPartition.topic());
+        }
+        Partition partition = partitions.get(topicPartition);
+        if (partition == null) {
+            return ProducePartitionResult.error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.");
+        }
+        try {
+            LogAppendInfo info = partition.appendRecordsToLeader(records, origin);
+            if (!info.duplicate()) {
+                fetchPurgatory.checkAndComplete(topicPartition);
+                producePurgatory.checkAndComplete(topicPartition);
+            }
+            return new ProducePartitionResult(ErrorCode.NONE, info.firstOffset(), info.logAppendTimeMs(), info.logStartOffset(), null,
+                info.lastOffset());
+        } catch (ErrorCodeException e) {
+            return ProducePartitionResult.error(e.error(), e.getMessage());
+        } catch (IOException e) {
+            LOG.error("Append to {} failed", topicPartition, e);
+            return ProducePartitionResult.error(ErrorCode.KAFKA_STORAGE_ERROR, "Disk error when trying to access log file on the disk.");
+        }
+    }
+
+    /** Whether a write to {@code topicPartition} up to {@code lastOffset} is replicated enough to acknowledge (acks=all). */
+    ErrorCode acksSatisfied(TopicPartition topicPartition, long lastOffset) {
+        Partition partition = partitions.get(topicPartition);
+        if (partition == null) {
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+        }
+        return partition.log().highWatermark() > lastOffset ? ErrorCode.NONE : null;
+    }
+
+    // ---------------------------------------------------------------- fetch
+
+    /**
+     * Reads the requested partitions; answers at once if at least {@code minBytes} are
+     * available, an error occurred or {@code maxWaitMs} is 0, else when data arrives or the wait
+     * times out.
+     */
+    public void fetchMessages(FetchParams params, LinkedHashMap<TopicPartition, PartitionFetchInfo> fetchInfos,
+                              Consumer<LinkedHashMap<TopicPartition, FetchPartitionData>> callback) {
+        LinkedHashMap<TopicPartition, FetchPartitionData> results = readFromLog(params, fetchInfos);
+        long bytes = 0;
+        boolean anyError = false;
+        for (FetchPartitionData data : results.values()) {
+            bytes += data.records().sizeInBytes();
+            anyError |= data.error() != ErrorCode.NONE;
+        }
+        if (params.maxWaitMs() <= 0 || fetchInfos.isEmpty() || bytes >= params.minBytes() || anyError) {
+            callback.accept(results);
+            return;
+        }
+        DelayedFetch delayed = new DelayedFetch(params, fetchInfos, this, callback);
+        fetchPurgatory.tryCompleteElseWatch(delayed, new ArrayList<>(fetchInfos.keySet()));
+    }
+
+    /** Reads every partition within the response budget; the first partition with data may exceed it (KIP-74). */
+    LinkedHashMap<TopicPartition, FetchPartitionData> readFromLog(FetchParams params, LinkedHashMap<TopicPartition, PartitionFetchInfo> fetchInfos) {
+        LinkedHashMap<TopicPartition, FetchPartitionData> results = new LinkedHashMap<>();
+        int remaining = params.maxBytes();
+        boolean minOneMessage = true;
+        for (Map.Entry<TopicPartition, PartitionFetchInfo> entry : fetchInfos.entrySet()) {
+            PartitionFetchInfo info = entry.getValue();
+            FetchPartitionData data = readPartition(entry.getKey(), info, Math.max(0, Math.min(info.maxBytes(), remaining)), params, minOneMessage);
+            int size = data.records().sizeInBytes();
+            if (size > 0) {
+                minOneMessage = false;
+            }
+            remaining = Math.max(0, remaining - size);
+            results.put(entry.getKey(), data);
+        }
+        return results;
+    }
+
+    private FetchPartitionData readPartition(TopicPartition topicPartition, PartitionFetchInfo info, int maxBytes, FetchParams params,
+                                             boolean minOneMessage) {
+        Partition partition = partitions.get(topicPartition);
+        if (partition == null) {
+            return FetchPartitionData.error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.");
+        }
+        UnifiedLog log = partition.log();
+        try {
+            partition.checkLeaderEpoch(info.currentLeaderEpoch());
+            FetchDataInfo read = partition.read(info.fetchOffset(), maxBytes, params.isolation(), minOneMessage);
+            return new FetchPartitionData(ErrorCode.NONE, log.highWatermark(), log.lastStableOffset(), log.logStartOffset(),
+                read.records(), read.abortedTransactions(), null);
+        } catch (ErrorCodeException e) {
+            return new FetchPartitionData(e.error(), log.highWatermark(), log.lastStableOffset(), log.logStartOffset(),
+                MemoryRecords.EMPTY, null, e.getMessage());
+        } catch (RuntimeException e) {
+            LOG.error("Read from {} failed", topicPartition, e);
+            return FetchPartitionData.error(ErrorCode.UNKNOWN_SERVER_ERROR, e.toString());
+        }
+    }
+
+    public Time time() {
+        return time;
+    }
+}
