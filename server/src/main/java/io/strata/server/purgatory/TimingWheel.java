@@ -96,7 +96,7 @@ final class TimingWheel {
      */
     boolean add(TimerTaskEntry entry) {
         long untilDueMs = entry.expirationMs - currentTimeMs;
-        if (entry.cancelled() || untilDueMs < tickMs + 1) {
+        if (entry.cancelled() || untilDueMs < tickMs) {
             return false;
         }
         if (untilDueMs < intervalMs) {
