@@ -96,6 +96,9 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
     }
 
     private void updateAutoRead() {
+        if (!channel.isActive()) {
+            return;
+        }
         boolean shouldRead = !closed && !parked && pending.size() < MAX_PENDING_FRAMES;
         if (channel.config().isAutoRead() != shouldRead) {
             channel.config().setAutoRead(shouldRead);
@@ -196,8 +199,8 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        closed = true;
-        releasePending();
+        // Requests the peer sent before closing are still processed (an acks=0 producer closes
+        // right after its last write); their responses, if any, go nowhere.
         if (counted) {
             counted = false;
             quotas.release(remoteAddress.getAddress());
