@@ -17,6 +17,10 @@ final class ApiVersionsHandler implements ApiHandler {
     public void handle(Request request) {
         ApiVersionsResponseData response = new ApiVersionsResponseData();
         context.apiVersions().addTo(response);
+        if (request.apiVersion() < 3) {
+            request.respond(response); // features arrived with the flexible versions
+            return;
+        }
         for (Map.Entry<String, short[]> feature : context.features().supported().entrySet()) {
             response.supportedFeatures().add(new ApiVersionsResponseData.SupportedFeatureKey()
                 .setName(feature.getKey()).setMinVersion(feature.getValue()[0]).setMaxVersion(feature.getValue()[1]));

@@ -37,7 +37,12 @@ final class ListOffsetsHandler implements ApiHandler {
         for (ListOffsetsRequestData.ListOffsetsTopic topic : body.topics()) {
             ListOffsetsResponseData.ListOffsetsTopicResponse topicResponse = new ListOffsetsResponseData.ListOffsetsTopicResponse().setName(topic.name());
             for (ListOffsetsRequestData.ListOffsetsPartition partition : topic.partitions()) {
-                topicResponse.partitions().add(lookup(new TopicPartition(topic.name(), partition.partitionIndex()), partition, readCommitted));
+                ListOffsetsResponseData.ListOffsetsPartitionResponse result =
+                    lookup(new TopicPartition(topic.name(), partition.partitionIndex()), partition, readCommitted);
+                if (request.apiVersion() < 4) {
+                    result.setLeaderEpoch(-1); // not in the older versions
+                }
+                topicResponse.partitions().add(result);
             }
             response.topics().add(topicResponse);
         }
