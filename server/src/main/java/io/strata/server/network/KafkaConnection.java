@@ -19,6 +19,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -141,26 +142,33 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
         });
     }
 
-    /** Encodes on the calling thread (spreading work off the event loop) and writes in order. */
+    /**
+     * Encodes on the calling thread (spreading work off the event loop) and writes in order.
+     * Record sets read from segment files go out as file regions (sendfile), not copies.
+     */
     void sendResponse(Request request, ApiMessage body, short version) {
         RequestHeader header = request.header();
         short headerVersion = header.responseHeaderVersion();
         ResponseHeaderData responseHeader = new ResponseHeaderData().setCorrelationId(header.correlationId());
         int headerSize = responseHeader.size(headerVersion);
         int bodySize = body.size(version);
-        ByteBuf buffer = channel.alloc().buffer(Frames.SIZE_PREFIX_BYTES + headerSize + bodySize);
+        ResponseWriter writer = new ResponseWriter(channel.alloc(), Math.min(Frames.SIZE_PREFIX_BYTES + headerSize + bodySize, 64 * 1024), true);
+        List<Object> parts;
         try {
-            ByteBufWritable writable = new ByteBufWritable(buffer);
-            writable.writeInt(headerSize + bodySize);
-            responseHeader.write(writable, headerVersion);
-            body.write(writable, version);
+            writer.writeInt(headerSize + bodySize);
+            responseHeader.write(writer, headerVersion);
+            body.write(writer, version);
+            parts = writer.finish();
         } catch (RuntimeException e) {
-            buffer.release();
+            writer.discard();
             LOG.error("Failed to encode the response to {}; closing the connection", request, e);
             closeForRequest(request, "response encoding failed");
             return;
         }
-        channel.writeAndFlush(buffer).addListener(future -> onAnswered(request));
+        for (int i = 0; i < parts.size() - 1; i++) {
+            channel.write(parts.get(i), channel.voidPromise());
+        }
+        channel.writeAndFlush(parts.get(parts.size() - 1)).addListener(future -> onAnswered(request));
     }
 
     void completeWithoutResponse(Request request) {
