@@ -59,7 +59,7 @@ public final class MessageGenerator {
         }
         if (kafkaSchemas) {
             write(packageDirectory.resolve("ApiMessageType.java"), ApiTableGenerator.generate(specs, packageName));
-        } else {
+        } else if (specs.stream().anyMatch(spec -> spec.type.equals("metadata"))) {
             write(packageDirectory.resolve("MetadataRecordType.java"), RecordTableGenerator.generate(specs, packageName));
         }
         System.out.println("Generated " + specs.size() + " message classes into " + packageDirectory);

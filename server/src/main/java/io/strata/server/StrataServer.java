@@ -12,6 +12,9 @@ import io.strata.server.api.ApiDispatcher;
 import io.strata.server.api.ApiHandlers;
 import io.strata.server.api.BrokerContext;
 import io.strata.server.api.Features;
+import io.strata.server.api.OffsetsTopic;
+import io.strata.coordinator.group.GroupCoordinator;
+import io.strata.coordinator.group.GroupCoordinatorSettings;
 import io.strata.server.api.ProducerIdManager;
 import io.strata.server.config.ServerConfig;
 import io.strata.server.network.RequestChannel;
@@ -58,6 +61,7 @@ public final class StrataServer implements AutoCloseable {
     private DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
     private SocketServer socketServer;
     private RequestHandlerPool handlerPool;
+    private GroupCoordinator groupCoordinator;
     private String clusterId;
     private volatile boolean started;
     private boolean closed;
@@ -79,6 +83,28 @@ public final class StrataServer implements AutoCloseable {
             .add(ApiMessageType.API_VERSIONS, 0, 4)
             .add(ApiMessageType.CREATE_TOPICS, 2, 7)
             .add(ApiMessageType.INIT_PRODUCER_ID, 0, 5)
+            .add(ApiMessageType.DELETE_TOPICS, 1, 6)
+            .add(ApiMessageType.CREATE_PARTITIONS, 0, 3)
+            .add(ApiMessageType.DELETE_RECORDS, 0, 2)
+            .add(ApiMessageType.DESCRIBE_CONFIGS, 1, 4)
+            .add(ApiMessageType.ALTER_CONFIGS, 0, 2)
+            .add(ApiMessageType.INCREMENTAL_ALTER_CONFIGS, 0, 1)
+            .add(ApiMessageType.DESCRIBE_CLUSTER, 0, 2)
+            .add(ApiMessageType.DESCRIBE_TOPIC_PARTITIONS, 0, 0)
+            .add(ApiMessageType.DESCRIBE_LOG_DIRS, 1, 5)
+            .add(ApiMessageType.OFFSET_FOR_LEADER_EPOCH, 2, 4)
+            // Classic consumer groups. OffsetCommit v10 / OffsetFetch v10 (topic ids) come with KIP-848.
+            .add(ApiMessageType.FIND_COORDINATOR, 0, 6)
+            .add(ApiMessageType.JOIN_GROUP, 0, 9)
+            .add(ApiMessageType.SYNC_GROUP, 0, 5)
+            .add(ApiMessageType.HEARTBEAT, 0, 4)
+            .add(ApiMessageType.LEAVE_GROUP, 0, 5)
+            .add(ApiMessageType.OFFSET_COMMIT, 2, 9)
+            .add(ApiMessageType.OFFSET_FETCH, 1, 9)
+            .add(ApiMessageType.DESCRIBE_GROUPS, 0, 6)
+            .add(ApiMessageType.LIST_GROUPS, 0, 5)
+            .add(ApiMessageType.DELETE_GROUPS, 0, 2)
+            .add(ApiMessageType.OFFSET_DELETE, 0, 0)
             .build();
     }
 
@@ -120,8 +146,16 @@ public final class StrataServer implements AutoCloseable {
         controller.registerBroker(advertisedEndpoints(), config.getString(ServerConfig.RACK), features.bootstrapLevels()).get();
 
         ApiVersionsTable apiVersions = apiVersions();
+        OffsetsTopic offsetsTopic = new OffsetsTopic(config, controller, replicaManager, nodeId);
+        groupCoordinator = new GroupCoordinator(new GroupCoordinatorSettings(config.getInt(ServerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
+            config.getInt(ServerConfig.GROUP_MIN_SESSION_TIMEOUT_MS), config.getInt(ServerConfig.GROUP_MAX_SESSION_TIMEOUT_MS),
+            config.getInt(ServerConfig.GROUP_INITIAL_REBALANCE_DELAY_MS), config.getInt(ServerConfig.GROUP_MAX_SIZE),
+            config.getInt(ServerConfig.OFFSET_METADATA_MAX_BYTES), 2), offsetsTopic, time);
+        offsetsTopic.setCoordinator(groupCoordinator);
+        controller.addPublisher(offsetsTopic);
+        offsetsTopic.publish(io.strata.metadata.MetadataImage.EMPTY, controller.image());
         BrokerContext context = new BrokerContext(config, nodeId, clusterId, controller, replicaManager, apiVersions, features,
-            new ProducerIdManager(controller), time);
+            new ProducerIdManager(controller), time, groupCoordinator, offsetsTopic);
         handlerPool = new RequestHandlerPool(config.getInt(ServerConfig.NUM_IO_THREADS), requestChannel,
             new ApiDispatcher(apiVersions, ApiHandlers.create(context)));
         handlerPool.start();
@@ -191,6 +225,9 @@ public final class StrataServer implements AutoCloseable {
             }
             if (socketServer != null) {
                 socketServer.close();
+            }
+            if (groupCoordinator != null) {
+                groupCoordinator.close();
             }
             if (producePurgatory != null) {
                 producePurgatory.shutdown();

@@ -19,6 +19,17 @@ public final class ApiHandlers {
         handlers.put(ApiMessageType.LIST_OFFSETS, new ListOffsetsHandler(context));
         handlers.put(ApiMessageType.CREATE_TOPICS, new CreateTopicsHandler(context));
         handlers.put(ApiMessageType.INIT_PRODUCER_ID, new InitProducerIdHandler(context));
+        handlers.put(ApiMessageType.DELETE_TOPICS, new DeleteTopicsHandler(context));
+        handlers.put(ApiMessageType.CREATE_PARTITIONS, new CreatePartitionsHandler(context));
+        handlers.put(ApiMessageType.DELETE_RECORDS, new DeleteRecordsHandler(context));
+        handlers.put(ApiMessageType.DESCRIBE_CONFIGS, new DescribeConfigsHandler(context));
+        handlers.put(ApiMessageType.ALTER_CONFIGS, new AlterConfigsHandler(context));
+        handlers.put(ApiMessageType.INCREMENTAL_ALTER_CONFIGS, new IncrementalAlterConfigsHandler(context));
+        handlers.put(ApiMessageType.DESCRIBE_CLUSTER, new DescribeClusterHandler(context));
+        handlers.put(ApiMessageType.DESCRIBE_TOPIC_PARTITIONS, new DescribeTopicPartitionsHandler(context));
+        handlers.put(ApiMessageType.DESCRIBE_LOG_DIRS, new DescribeLogDirsHandler(context));
+        handlers.put(ApiMessageType.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(context));
+        new GroupHandlers(context, context.offsetsTopic()).register(handlers);
         return handlers;
     }
 }

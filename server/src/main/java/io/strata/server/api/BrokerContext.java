@@ -12,7 +12,8 @@ import io.strata.server.replica.ReplicaManager;
  * metadata image), the replica manager, the advertised versions and the cluster identity.
  */
 public record BrokerContext(ServerConfig config, int nodeId, String clusterId, Controller controller, ReplicaManager replicaManager,
-                            ApiVersionsTable apiVersions, Features features, ProducerIdManager producerIds, Time time) {
+                            ApiVersionsTable apiVersions, Features features, ProducerIdManager producerIds, Time time,
+                            io.strata.coordinator.group.GroupCoordinator groupCoordinator, OffsetsTopic offsetsTopic) {
     public MetadataImage image() {
         return controller.image();
     }

@@ -9,6 +9,7 @@ import io.strata.metadata.TopicImage;
 import io.strata.metadata.TopicNames;
 import io.strata.protocol.ErrorCode;
 import io.strata.protocol.records.MemoryRecords;
+import io.strata.server.config.DynamicBrokerConfig;
 import io.strata.server.purgatory.DelayedOperationPurgatory;
 import io.strata.storage.ErrorCodeException;
 import io.strata.storage.FetchDataInfo;
@@ -75,17 +76,20 @@ public final class ReplicaManager implements MetadataPublisher {
         return logManager;
     }
 
+    /** A topic's effective log configuration: its overrides over the static and dynamic broker defaults. */
     public LogConfig logConfig(MetadataImage image, String topic) {
-        return LogConfig.of(topicDefaults, image.configs(ConfigResource.topic(topic)));
+        return LogConfig.of(DynamicBrokerConfig.topicDefaults(topicDefaults, image, nodeId), image.configs(ConfigResource.topic(topic)));
     }
 
     // ---------------------------------------------------------------- metadata changes
 
     @Override
     public void publish(MetadataImage previous, MetadataImage current) {
+        boolean brokerConfigChanged = DynamicBrokerConfig.changed(previous, current, nodeId);
         for (TopicImage topic : current.topicsByName().values()) {
             TopicImage before = previous.topic(topic.id());
-            boolean configChanged = !previous.configs(ConfigResource.topic(topic.name())).equals(current.configs(ConfigResource.topic(topic.name())));
+            boolean configChanged = brokerConfigChanged
+                || !previous.configs(ConfigResource.topic(topic.name())).equals(current.configs(ConfigResource.topic(topic.name())));
             LogConfig config = null;
             for (Map.Entry<Integer, PartitionRegistration> entry : topic.partitions().entrySet()) {
                 PartitionRegistration registration = entry.getValue();

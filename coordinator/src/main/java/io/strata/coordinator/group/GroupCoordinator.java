@@ -1,0 +1,352 @@
+package io.strata.coordinator.group;
+
+import io.strata.common.Time;
+import io.strata.protocol.ErrorCode;
+import io.strata.protocol.message.DescribeGroupsResponseData;
+import io.strata.protocol.message.JoinGroupRequestData;
+import io.strata.protocol.message.JoinGroupResponseData;
+import io.strata.protocol.message.ListGroupsResponseData;
+import io.strata.protocol.message.OffsetCommitRequestData;
+import io.strata.protocol.message.SyncGroupRequestData;
+import io.strata.protocol.message.SyncGroupResponseData;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * The group coordinator: groups and their committed offsets, sharded by
+ * {@code __consumer_offsets} partition ({@code abs(hash(groupId)) % partitions}, as Kafka
+ * places them). Each shard is a single-threaded state machine; shards are spread over a few
+ * threads and every request for a group runs on its shard's thread. A shard answers
+ * COORDINATOR_LOAD_IN_PROGRESS until its partition has been replayed, NOT_COORDINATOR if this
+ * node does not host the partition.
+ *
+ * <p>Thread-safe: the public methods may be called from any thread.
+ */
+public final class GroupCoordinator implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(GroupCoordinator.class);
+
+    private final GroupCoordinatorSettings settings;
+    private final Time time;
+    private final GroupStore store;
+    private final ScheduledExecutorService[] threads;
+    private final Map<Integer, GroupShard> shards = new ConcurrentHashMap<>();
+
+    public GroupCoordinator(GroupCoordinatorSettings settings, CoordinatorLog log, Time time) {
+        this.settings = settings;
+        this.time = time;
+        this.store = new GroupStore(log, time);
+        this.threads = new ScheduledExecutorService[Math.max(1, settings.threads())];
+        for (int i = 0; i < threads.length; i++) {
+            int index = i;
+            ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
+                Thread thread = new Thread(task, "strata-group-coordinator-" + index);
+                thread.setDaemon(true);
+                return thread;
+            });
+            executor.setRemoveOnCancelPolicy(true);
+            threads[i] = executor;
+        }
+    }
+
+    /** The {@code __consumer_offsets} partition that stores {@code groupId}. */
+    public int partitionFor(String groupId) {
+        return (groupId.hashCode() & 0x7fffffff) % settings.offsetsTopicPartitions();
+    }
+
+    public int offsetsTopicPartitions() {
+        return settings.offsetsTopicPartitions();
+    }
+
+    /** Starts coordinating the given partitions (this node leads them): replays each in the background. */
+    public void onPartitionsLed(Set<Integer> partitions) {
+        for (int partition : partitions) {
+            shards.computeIfAbsent(partition, p -> {
+                ScheduledExecutorService executor = threads[p % threads.length];
+                GroupShard shard = new GroupShard(p, settings, executor, store, time);
+                executor.execute(() -> {
+                    long start = System.nanoTime();
+                    store.load(shard);
+                    LOG.debug("Loaded __consumer_offsets-{} in {} ms: {} group(s)", p, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
+                        shard.groups.size());
+                });
+                return shard;
+            });
+        }
+    }
+
+    /** Whether every shard this node coordinates has been loaded. */
+    public boolean isLoaded() {
+        return shards.values().stream().allMatch(shard -> shard.loaded);
+    }
+
+    /** Runs {@code operation} on the group's shard, or answers with {@code notCoordinator} if there is none. */
+    private <T> CompletableFuture<T> onShard(String groupId, java.util.function.Function<GroupShard, T> operation, Supplier<T> notCoordinator) {
+        GroupShard shard = shards.get(partitionFor(groupId));
+        if (shard == null) {
+            return CompletableFuture.completedFuture(notCoordinator.get());
+        }
+        CompletableFuture<T> result = new CompletableFuture<>();
+        shard.executor().execute(() -> {
+            try {
+                result.complete(operation.apply(shard));
+            } catch (Throwable e) {
+                LOG.error("Group coordinator operation on group {} failed", groupId, e);
+                result.completeExceptionally(e);
+            }
+        });
+        return result;
+    }
+
+    /** Like {@link #onShard} for operations that answer later through a callback. */
+    private <T> CompletableFuture<T> onShardAsync(String groupId, java.util.function.BiConsumer<GroupShard, CompletableFuture<T>> operation,
+                                                  Supplier<T> notCoordinator) {
+        GroupShard shard = shards.get(partitionFor(groupId));
+        if (shard == null) {
+            return CompletableFuture.completedFuture(notCoordinator.get());
+        }
+        CompletableFuture<T> result = new CompletableFuture<>();
+        shard.executor().execute(() -> {
+            try {
+                operation.accept(shard, result);
+            } catch (Throwable e) {
+                LOG.error("Group coordinator operation on group {} failed", groupId, e);
+                result.completeExceptionally(e);
+            }
+        });
+        return result;
+    }
+
+    public CompletableFuture<JoinGroupResponseData> joinGroup(JoinGroupRequestData request, short version, String clientId, String clientHost) {
+        return onShardAsync(request.groupId(), (shard, result) -> shard.joinGroup(request, version, clientId, clientHost, result::complete),
+            () -> new JoinGroupResponseData().setErrorCode(ErrorCode.NOT_COORDINATOR.code()).setMemberId(request.memberId()).setGenerationId(-1));
+    }
+
+    public CompletableFuture<SyncGroupResponseData> syncGroup(SyncGroupRequestData request) {
+        return onShardAsync(request.groupId(), (shard, result) -> shard.syncGroup(request, result::complete),
+            () -> new SyncGroupResponseData().setErrorCode(ErrorCode.NOT_COORDINATOR.code()));
+    }
+
+    public CompletableFuture<ErrorCode> heartbeat(String groupId, String memberId, String groupInstanceId, int generationId) {
+        return onShard(groupId, shard -> shard.heartbeat(groupId, memberId, groupInstanceId, generationId), () -> ErrorCode.NOT_COORDINATOR);
+    }
+
+    /** Each identity is {memberId, groupInstanceId}. */
+    public CompletableFuture<List<ErrorCode>> leaveGroup(String groupId, List<String[]> identities) {
+        return onShard(groupId, shard -> shard.leaveGroup(groupId, identities),
+            () -> identities.stream().map(identity -> ErrorCode.NOT_COORDINATOR).toList());
+    }
+
+    /** One commit: topic, partition and the error it got. */
+    public record CommitResult(String topic, int partition, ErrorCode error) {
+    }
+
+    public CompletableFuture<List<CommitResult>> commitOffsets(OffsetCommitRequestData request) {
+        List<CommitResult> notCoordinator = new ArrayList<>();
+        for (OffsetCommitRequestData.OffsetCommitRequestTopic topic : request.topics()) {
+            for (OffsetCommitRequestData.OffsetCommitRequestPartition partition : topic.partitions()) {
+                notCoordinator.add(new CommitResult(topic.name(), partition.partitionIndex(), ErrorCode.NOT_COORDINATOR));
+            }
+        }
+        return onShardAsync(request.groupId(), (shard, result) -> commitOnShard(shard, request, result), () -> notCoordinator);
+    }
+
+    private void commitOnShard(GroupShard shard, OffsetCommitRequestData request, CompletableFuture<List<CommitResult>> result) {
+        ErrorCode groupError = request.groupId() == null || request.groupId().isEmpty() ? ErrorCode.INVALID_GROUP_ID
+            : shard.validateCommit(request.groupId(), request.generationIdOrMemberEpoch(), request.memberId(), request.groupInstanceId());
+        List<GroupShard.PartitionCommit> commits = new ArrayList<>();
+        List<byte[][]> records = new ArrayList<>();
+        long now = time.milliseconds();
+        for (OffsetCommitRequestData.OffsetCommitRequestTopic topic : request.topics()) {
+            for (OffsetCommitRequestData.OffsetCommitRequestPartition partition : topic.partitions()) {
+                ErrorCode error = groupError;
+                String metadata = partition.committedMetadata() == null ? "" : partition.committedMetadata();
+                if (error == null && metadata.length() > settings.offsetMetadataMaxBytes()) {
+                    error = ErrorCode.OFFSET_METADATA_TOO_LARGE;
+                }
+                OffsetAndMetadata offset = new OffsetAndMetadata(partition.committedOffset(), partition.committedLeaderEpoch(), metadata, now);
+                commits.add(new GroupShard.PartitionCommit(topic.name(), partition.partitionIndex(), offset, error == null ? ErrorCode.NONE : error));
+                if (error == null) {
+                    records.add(new byte[][] {GroupStore.offsetKey(request.groupId(), topic.name(), partition.partitionIndex()),
+                        GroupStore.offsetValue(offset)});
+                }
+            }
+        }
+        if (records.isEmpty()) {
+            result.complete(commits.stream().map(c -> new CommitResult(c.topic(), c.partition(), c.error())).toList());
+            return;
+        }
+        store.write(shard, records, writeError -> {
+            if (writeError == ErrorCode.NONE) {
+                shard.applyCommittedOffsets(request.groupId(), commits);
+            }
+            ErrorCode mapped = mapWriteError(writeError);
+            result.complete(commits.stream().map(c -> new CommitResult(c.topic(), c.partition(),
+                c.error() == ErrorCode.NONE ? mapped : c.error())).toList());
+        });
+    }
+
+    /** Kafka's mapping of internal-topic write errors to what group clients understand. */
+    static ErrorCode mapWriteError(ErrorCode error) {
+        return switch (error) {
+            case NONE -> ErrorCode.NONE;
+            case UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT -> ErrorCode.COORDINATOR_NOT_AVAILABLE;
+            case NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR -> ErrorCode.NOT_COORDINATOR;
+            case MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE, INVALID_FETCH_SIZE -> ErrorCode.INVALID_COMMIT_OFFSET_SIZE;
+            default -> ErrorCode.UNKNOWN_SERVER_ERROR;
+        };
+    }
+
+    /** Committed offsets of a group: all of them ({@code requested} null) or the requested partitions. */
+    public record FetchedOffsets(ErrorCode error, Map<String, Map<Integer, OffsetAndMetadata>> offsets) {
+    }
+
+    public CompletableFuture<FetchedOffsets> fetchOffsets(String groupId, Map<String, List<Integer>> requested) {
+        return onShard(groupId, shard -> {
+            if (!shard.loaded) {
+                return new FetchedOffsets(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, Map.of());
+            }
+            Map<String, Map<Integer, OffsetAndMetadata>> result = new LinkedHashMap<>();
+            Map<GroupShard.TopicPartitionKey, OffsetAndMetadata> committed = shard.committedOffsets(groupId);
+            if (requested == null) {
+                for (Map.Entry<GroupShard.TopicPartitionKey, OffsetAndMetadata> entry : committed.entrySet()) {
+                    result.computeIfAbsent(entry.getKey().topic(), t -> new LinkedHashMap<>()).put(entry.getKey().partition(), entry.getValue());
+                }
+            } else {
+                for (Map.Entry<String, List<Integer>> topic : requested.entrySet()) {
+                    Map<Integer, OffsetAndMetadata> partitions = result.computeIfAbsent(topic.getKey(), t -> new LinkedHashMap<>());
+                    for (int partition : topic.getValue()) {
+                        partitions.put(partition, committed.get(new GroupShard.TopicPartitionKey(topic.getKey(), partition)));
+                    }
+                }
+            }
+            return new FetchedOffsets(ErrorCode.NONE, result);
+        }, () -> new FetchedOffsets(ErrorCode.NOT_COORDINATOR, Map.of()));
+    }
+
+    public CompletableFuture<DescribeGroupsResponseData.DescribedGroup> describeGroup(String groupId) {
+        return onShard(groupId, shard -> shard.describe(groupId), () -> new DescribeGroupsResponseData.DescribedGroup().setGroupId(groupId)
+            .setErrorCode(ErrorCode.NOT_COORDINATOR.code()).setGroupState("").setProtocolType("").setProtocolData(""));
+    }
+
+    /** Every group this node coordinates, filtered by state and type names (empty filters match all). */
+    public CompletableFuture<List<ListGroupsResponseData.ListedGroup>> listGroups(List<String> states, List<String> types) {
+        List<CompletableFuture<List<ListGroupsResponseData.ListedGroup>>> perShard = new ArrayList<>();
+        for (GroupShard shard : shards.values()) {
+            CompletableFuture<List<ListGroupsResponseData.ListedGroup>> future = new CompletableFuture<>();
+            shard.executor().execute(() -> {
+                List<ListGroupsResponseData.ListedGroup> listed = new ArrayList<>();
+                for (ClassicGroup group : shard.allGroups()) {
+                    String state = group.state.displayName;
+                    if (!states.isEmpty() && states.stream().noneMatch(s -> s.equalsIgnoreCase(state))) {
+                        continue;
+                    }
+                    if (!types.isEmpty() && types.stream().noneMatch(t -> t.equalsIgnoreCase("classic"))) {
+                        continue;
+                    }
+                    listed.add(new ListGroupsResponseData.ListedGroup().setGroupId(group.groupId)
+                        .setProtocolType(group.protocolType == null ? "" : group.protocolType).setGroupState(state).setGroupType("classic"));
+                }
+                future.complete(listed);
+            });
+            perShard.add(future);
+        }
+        return CompletableFuture.allOf(perShard.toArray(new CompletableFuture[0])).thenApply(done -> {
+            List<ListGroupsResponseData.ListedGroup> all = new ArrayList<>();
+            perShard.forEach(future -> all.addAll(future.join()));
+            return all;
+        });
+    }
+
+    public CompletableFuture<ErrorCode> deleteGroup(String groupId) {
+        return onShardAsync(groupId, (shard, result) -> {
+            ErrorCode error = shard.canDelete(groupId);
+            if (error != null) {
+                result.complete(error);
+                return;
+            }
+            List<byte[][]> tombstones = new ArrayList<>();
+            for (GroupShard.TopicPartitionKey key : shard.committedOffsets(groupId).keySet()) {
+                tombstones.add(new byte[][] {GroupStore.offsetKey(groupId, key.topic(), key.partition()), null});
+            }
+            tombstones.add(new byte[][] {GroupStore.groupKey(groupId), null});
+            store.write(shard, tombstones, writeError -> {
+                if (writeError == ErrorCode.NONE) {
+                    shard.removeGroup(groupId);
+                }
+                result.complete(mapWriteError(writeError));
+            });
+        }, () -> ErrorCode.NOT_COORDINATOR);
+    }
+
+    /** OffsetDelete: removes committed offsets of partitions the group no longer consumes. */
+    public CompletableFuture<Map<String, Map<Integer, ErrorCode>>> deleteOffsets(String groupId, Map<String, List<Integer>> partitions) {
+        return onShardAsync(groupId, (shard, result) -> {
+            Map<String, Map<Integer, ErrorCode>> errors = new LinkedHashMap<>();
+            ClassicGroup group = shard.group(groupId);
+            if (!shard.loaded || (group == null && !shard.offsetGroups().contains(groupId))) {
+                ErrorCode error = !shard.loaded ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.GROUP_ID_NOT_FOUND;
+                result.complete(Map.of("", Map.of(-1, error)));
+                return;
+            }
+            List<byte[][]> tombstones = new ArrayList<>();
+            List<GroupShard.TopicPartitionKey> deleted = new ArrayList<>();
+            for (Map.Entry<String, List<Integer>> topic : partitions.entrySet()) {
+                for (int partition : topic.getValue()) {
+                    boolean subscribed = group != null && group.is(ClassicGroupState.STABLE) && isSubscribed(group, topic.getKey());
+                    ErrorCode error = subscribed ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE;
+                    errors.computeIfAbsent(topic.getKey(), t -> new LinkedHashMap<>()).put(partition, error);
+                    if (!subscribed) {
+                        tombstones.add(new byte[][] {GroupStore.offsetKey(groupId, topic.getKey(), partition), null});
+                        deleted.add(new GroupShard.TopicPartitionKey(topic.getKey(), partition));
+                    }
+                }
+            }
+            if (tombstones.isEmpty()) {
+                result.complete(errors);
+                return;
+            }
+            store.write(shard, tombstones, writeError -> {
+                if (writeError == ErrorCode.NONE) {
+                    deleted.forEach(key -> shard.loadOffset(groupId, key, null));
+                }
+                result.complete(errors);
+            });
+        }, () -> Map.of("", Map.of(-1, ErrorCode.NOT_COORDINATOR)));
+    }
+
+    /** Whether a stable consumer group's members subscribe to {@code topic} (parsed from the consumer protocol metadata). */
+    private static boolean isSubscribed(ClassicGroup group, String topic) {
+        if (!"consumer".equals(group.protocolType) || group.protocolName == null) {
+            return true; // unknown protocol: assume subscribed, as Kafka does
+        }
+        for (ClassicGroupMember member : group.members.values()) {
+            byte[] metadata = member.metadata(group.protocolName);
+            if (metadata != null && ConsumerProtocol.subscribedTopics(metadata).contains(topic)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public void close() {
+        for (ScheduledExecutorService thread : threads) {
+            thread.shutdownNow();
+        }
+    }
+
+}

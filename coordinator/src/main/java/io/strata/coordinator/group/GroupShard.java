@@ -1,0 +1,711 @@
+package io.strata.coordinator.group;
+
+import io.strata.common.Time;
+import io.strata.protocol.ErrorCode;
+import io.strata.protocol.message.DescribeGroupsResponseData;
+import io.strata.protocol.message.JoinGroupRequestData;
+import io.strata.protocol.message.JoinGroupResponseData;
+import io.strata.protocol.message.SyncGroupRequestData;
+import io.strata.protocol.message.SyncGroupResponseData;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The classic-protocol state machine of the groups stored in one {@code __consumer_offsets}
+ * partition, and their committed offsets. Runs on one thread (its shard executor): every
+ * method, timer and write completion is called there, so no state needs a lock.
+ *
+ * <p>Semantics follow Kafka's classic group coordinator: member ids handed out with
+ * MEMBER_ID_REQUIRED, a rebalance waits for every known member to rejoin (or its rebalance
+ * timeout), the first rebalance of an empty group waits {@code group.initial.rebalance.delay.ms}
+ * for more members, the leader's assignment is persisted before anyone gets it, stale
+ * generations and unknown members are fenced, static members that restart within their
+ * session timeout rejoin without a rebalance.
+ */
+final class GroupShard {
+    private static final Logger LOG = LoggerFactory.getLogger(GroupShard.class);
+
+    private final int partition;
+    private final GroupCoordinatorSettings settings;
+    private final ScheduledExecutorService executor;
+    private final GroupStore store;
+    private final Time time;
+    final Map<String, ClassicGroup> groups = new HashMap<>();
+    final Map<String, Map<TopicPartitionKey, OffsetAndMetadata>> offsets = new HashMap<>();
+    volatile boolean loaded;
+
+    /** A topic partition of a committed offset. */
+    record TopicPartitionKey(String topic, int partition) {
+    }
+
+    GroupShard(int partition, GroupCoordinatorSettings settings, ScheduledExecutorService executor, GroupStore store, Time time) {
+        this.partition = partition;
+        this.settings = settings;
+        this.executor = executor;
+        this.store = store;
+        this.time = time;
+    }
+
+    int partition() {
+        return partition;
+    }
+
+    ScheduledExecutorService executor() {
+        return executor;
+    }
+
+    ClassicGroup group(String groupId) {
+        return groups.get(groupId);
+    }
+
+    // ---------------------------------------------------------------- join
+
+    void joinGroup(JoinGroupRequestData request, short version, String clientId, String clientHost,
+                   Consumer<JoinGroupResponseData> respond) {
+        ErrorCode invalid = validateJoin(request);
+        if (invalid != null) {
+            respond.accept(joinError(invalid, request.memberId()));
+            return;
+        }
+        ClassicGroup group = groups.get(request.groupId());
+        boolean unknownMember = request.memberId().isEmpty();
+        if (group == null) {
+            if (!unknownMember) {
+                respond.accept(joinError(ErrorCode.UNKNOWN_MEMBER_ID, request.memberId()));
+                return;
+            }
+            group = new ClassicGroup(request.groupId());
+            groups.put(group.groupId, group);
+        }
+        if (group.is(ClassicGroupState.DEAD)) {
+            respond.accept(joinError(ErrorCode.COORDINATOR_NOT_AVAILABLE, request.memberId()));
+            return;
+        }
+        LinkedHashMap<String, byte[]> protocols = new LinkedHashMap<>();
+        for (JoinGroupRequestData.JoinGroupRequestProtocol protocol : request.protocols()) {
+            protocols.putIfAbsent(protocol.name(), protocol.metadata());
+        }
+        if (!group.supportsProtocols(request.protocolType(), protocols.keySet())) {
+            respond.accept(joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, request.memberId()));
+            return;
+        }
+        int rebalanceTimeoutMs = version >= 1 ? request.rebalanceTimeoutMs() : request.sessionTimeoutMs();
+        if (unknownMember) {
+            joinUnknownMember(group, request, version, clientId, clientHost, rebalanceTimeoutMs, protocols, respond);
+        } else {
+            joinKnownMember(group, request, clientId, clientHost, rebalanceTimeoutMs, protocols, respond);
+        }
+    }
+
+    private ErrorCode validateJoin(JoinGroupRequestData request) {
+        if (request.groupId() == null || request.groupId().isEmpty()) {
+            return ErrorCode.INVALID_GROUP_ID;
+        }
+        if (request.sessionTimeoutMs() < settings.minSessionTimeoutMs() || request.sessionTimeoutMs() > settings.maxSessionTimeoutMs()) {
+            return ErrorCode.INVALID_SESSION_TIMEOUT;
+        }
+        if (!loaded) {
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
+        }
+        return null;
+    }
+
+    private static JoinGroupResponseData joinError(ErrorCode error, String memberId) {
+        return new JoinGroupResponseData().setErrorCode(error.code()).setMemberId(memberId).setGenerationId(-1)
+            .setProtocolName(null).setLeader("");
+    }
+
+    private void joinUnknownMember(ClassicGroup group, JoinGroupRequestData request, short version, String clientId, String clientHost,
+                                   int rebalanceTimeoutMs, LinkedHashMap<String, byte[]> protocols, Consumer<JoinGroupResponseData> respond) {
+        if (group.size() >= settings.maxGroupSize()) {
+            respond.accept(joinError(ErrorCode.GROUP_MAX_SIZE_REACHED, ""));
+            return;
+        }
+        String newMemberId = clientId + "-" + UUID.randomUUID();
+        String instanceId = request.groupInstanceId();
+        if (instanceId != null) {
+            String existingId = group.staticMembers.get(instanceId);
+            if (existingId != null) {
+                replaceStaticMember(group, existingId, newMemberId, request, rebalanceTimeoutMs, protocols, respond);
+                return;
+            }
+        } else if (version >= 4) {
+            // KIP-394: hand out the member id and let the client rejoin with it.
+            group.pendingMembers.add(newMemberId);
+            scheduleSessionTimeoutForPending(group, newMemberId, request.sessionTimeoutMs());
+            respond.accept(joinError(ErrorCode.MEMBER_ID_REQUIRED, newMemberId));
+            return;
+        }
+        ClassicGroupMember member = new ClassicGroupMember(newMemberId, instanceId, clientId, clientHost, rebalanceTimeoutMs,
+            request.sessionTimeoutMs(), request.protocolType(), protocols);
+        member.isNew = true;
+        addMemberAndRebalance(group, member, respond);
+    }
+
+    private void joinKnownMember(ClassicGroup group, JoinGroupRequestData request, String clientId, String clientHost, int rebalanceTimeoutMs,
+                                 LinkedHashMap<String, byte[]> protocols, Consumer<JoinGroupResponseData> respond) {
+        String memberId = request.memberId();
+        if (group.pendingMembers.contains(memberId)) {
+            ClassicGroupMember member = new ClassicGroupMember(memberId, request.groupInstanceId(), clientId, clientHost, rebalanceTimeoutMs,
+                request.sessionTimeoutMs(), request.protocolType(), protocols);
+            member.isNew = true;
+            addMemberAndRebalance(group, member, respond);
+            return;
+        }
+        ClassicGroupMember member = group.members.get(memberId);
+        if (member == null) {
+            respond.accept(joinError(ErrorCode.UNKNOWN_MEMBER_ID, memberId));
+            return;
+        }
+        if (member.isStatic() && !member.groupInstanceId.equals(request.groupInstanceId())) {
+            respond.accept(joinError(ErrorCode.FENCED_INSTANCE_ID, memberId));
+            return;
+        }
+        switch (group.state) {
+            case PREPARING_REBALANCE -> updateMemberAndRebalance(group, member, rebalanceTimeoutMs, request.sessionTimeoutMs(), protocols, respond);
+            case COMPLETING_REBALANCE -> {
+                if (member.matches(protocols)) {
+                    respond.accept(joinResponse(group, member));
+                } else {
+                    updateMemberAndRebalance(group, member, rebalanceTimeoutMs, request.sessionTimeoutMs(), protocols, respond);
+                }
+            }
+            case STABLE -> {
+                if (memberId.equals(group.leaderId) || !member.matches(protocols)) {
+                    updateMemberAndRebalance(group, member, rebalanceTimeoutMs, request.sessionTimeoutMs(), protocols, respond);
+                } else {
+                    scheduleSessionTimeout(group, member);
+                    respond.accept(joinResponse(group, member));
+                }
+            }
+            default -> respond.accept(joinError(ErrorCode.UNKNOWN_MEMBER_ID, memberId));
+        }
+    }
+
+    /** A static member restarted (new member id, same instance id): fence the old id; no rebalance if nothing changed. */
+    private void replaceStaticMember(ClassicGroup group, String oldMemberId, String newMemberId, JoinGroupRequestData request,
+                                     int rebalanceTimeoutMs, LinkedHashMap<String, byte[]> protocols, Consumer<JoinGroupResponseData> respond) {
+        ClassicGroupMember member = group.members.remove(oldMemberId);
+        member.cancelSessionTimer();
+        if (member.awaitingJoin != null) {
+            member.awaitingJoin.accept(joinError(ErrorCode.FENCED_INSTANCE_ID, oldMemberId));
+            member.awaitingJoin = null;
+        }
+        if (member.awaitingSync != null) {
+            member.awaitingSync.accept(new SyncGroupResponseData().setErrorCode(ErrorCode.FENCED_INSTANCE_ID.code()));
+            member.awaitingSync = null;
+        }
+        boolean wasLeader = oldMemberId.equals(group.leaderId);
+        boolean protocolsChanged = !member.matches(protocols);
+        member.memberId = newMemberId;
+        member.rebalanceTimeoutMs = rebalanceTimeoutMs;
+        member.sessionTimeoutMs = request.sessionTimeoutMs();
+        member.protocols = protocols;
+        group.members.put(newMemberId, member);
+        group.staticMembers.put(member.groupInstanceId, newMemberId);
+        if (wasLeader) {
+            group.leaderId = newMemberId;
+        }
+        if (group.is(ClassicGroupState.STABLE) && !protocolsChanged) {
+            // KIP-345: the restarted instance gets its previous assignment back; the group does not rebalance.
+            scheduleSessionTimeout(group, member);
+            persistGroup(group, error -> respond.accept(joinResponse(group, member)));
+            return;
+        }
+        updateMemberAndRebalance(group, member, rebalanceTimeoutMs, request.sessionTimeoutMs(), protocols, respond);
+    }
+
+    private void addMemberAndRebalance(ClassicGroup group, ClassicGroupMember member, Consumer<JoinGroupResponseData> respond) {
+        member.awaitingJoin = respond;
+        group.add(member);
+        maybePrepareRebalance(group, "member " + member.memberId + " joined");
+    }
+
+    private void updateMemberAndRebalance(ClassicGroup group, ClassicGroupMember member, int rebalanceTimeoutMs, int sessionTimeoutMs,
+                                          LinkedHashMap<String, byte[]> protocols, Consumer<JoinGroupResponseData> respond) {
+        if (member.awaitingJoin != null) {
+            // A duplicate join while waiting: the earlier request is superseded (Kafka answers it with the same result later).
+            member.awaitingJoin.accept(joinError(ErrorCode.REBALANCE_IN_PROGRESS, member.memberId));
+        }
+        member.rebalanceTimeoutMs = rebalanceTimeoutMs;
+        member.sessionTimeoutMs = sessionTimeoutMs;
+        member.protocols = protocols;
+        member.awaitingJoin = respond;
+        maybePrepareRebalance(group, "member " + member.memberId + " rejoined");
+    }
+
+    private void maybePrepareRebalance(ClassicGroup group, String reason) {
+        if (group.is(ClassicGroupState.STABLE) || group.is(ClassicGroupState.COMPLETING_REBALANCE) || group.is(ClassicGroupState.EMPTY)) {
+            prepareRebalance(group, reason);
+        } else if (group.is(ClassicGroupState.PREPARING_REBALANCE)) {
+            tryCompleteJoin(group);
+        }
+    }
+
+    private void prepareRebalance(ClassicGroup group, String reason) {
+        if (group.is(ClassicGroupState.COMPLETING_REBALANCE)) {
+            // Members waiting in SyncGroup must rejoin.
+            for (ClassicGroupMember member : group.members.values()) {
+                if (member.awaitingSync != null) {
+                    member.awaitingSync.accept(new SyncGroupResponseData().setErrorCode(ErrorCode.REBALANCE_IN_PROGRESS.code()));
+                    member.awaitingSync = null;
+                }
+            }
+        }
+        boolean initial = group.is(ClassicGroupState.EMPTY);
+        group.transitionTo(ClassicGroupState.PREPARING_REBALANCE, time.milliseconds());
+        LOG.info("Preparing to rebalance group {} (generation {}): {}", group.groupId, group.generationId, reason);
+        group.cancelJoinTimer();
+        if (initial && settings.initialRebalanceDelayMs() > 0) {
+            group.initialDelayRunning = true;
+            group.initialDelayDeadlineMs = time.milliseconds() + Math.max(group.maxRebalanceTimeoutMs(), settings.initialRebalanceDelayMs());
+            scheduleInitialDelay(group, settings.initialRebalanceDelayMs());
+        } else {
+            group.joinTimer = executor.schedule(() -> onJoinTimeout(group), group.maxRebalanceTimeoutMs(), TimeUnit.MILLISECONDS);
+            tryCompleteJoin(group);
+        }
+    }
+
+    /**
+     * The first rebalance of an empty group waits {@code group.initial.rebalance.delay.ms}, and
+     * again each time a member joins during the wait, up to the rebalance timeout, so a group of
+     * consumers starting together rebalances once.
+     */
+    private void scheduleInitialDelay(ClassicGroup group, long delayMs) {
+        int membersAtStart = group.members.size();
+        group.joinTimer = executor.schedule(() -> {
+            long remainingMs = group.initialDelayDeadlineMs - time.milliseconds();
+            if (group.members.size() > membersAtStart && remainingMs > 0) {
+                scheduleInitialDelay(group, Math.min(settings.initialRebalanceDelayMs(), remainingMs));
+            } else {
+                group.initialDelayRunning = false;
+                completeJoin(group);
+            }
+        }, delayMs, TimeUnit.MILLISECONDS);
+    }
+
+    private void tryCompleteJoin(ClassicGroup group) {
+        if (group.is(ClassicGroupState.PREPARING_REBALANCE) && !group.initialDelayRunning && group.allMembersJoined()) {
+            group.cancelJoinTimer();
+            completeJoin(group);
+        }
+    }
+
+    private void onJoinTimeout(ClassicGroup group) {
+        if (!group.is(ClassicGroupState.PREPARING_REBALANCE)) {
+            return;
+        }
+        for (ClassicGroupMember missing : group.membersNotRejoined()) {
+            LOG.info("Removing member {} of group {}: it did not rejoin within the rebalance timeout", missing.memberId, group.groupId);
+            group.remove(missing.memberId);
+        }
+        group.pendingMembers.clear();
+        completeJoin(group);
+    }
+
+    /** Ends the join phase: new generation, protocol, leader; answers every waiting member. */
+    private void completeJoin(ClassicGroup group) {
+        group.joinTimer = null;
+        for (ClassicGroupMember missing : group.membersNotRejoined()) {
+            if (!missing.isStatic()) {
+                group.remove(missing.memberId);
+            }
+        }
+        group.generationId++;
+        if (group.members.isEmpty()) {
+            group.protocolName = null;
+            group.transitionTo(ClassicGroupState.EMPTY, time.milliseconds());
+            persistGroup(group, error -> { });
+            return;
+        }
+        group.protocolName = group.selectProtocol();
+        if (group.leaderId == null || !group.members.containsKey(group.leaderId)) {
+            group.leaderId = group.members.keySet().iterator().next();
+        }
+        group.transitionTo(ClassicGroupState.COMPLETING_REBALANCE, time.milliseconds());
+        LOG.info("Group {} completed its join phase in generation {} with {} member(s), protocol {}", group.groupId, group.generationId,
+            group.members.size(), group.protocolName);
+        for (ClassicGroupMember member : new ArrayList<>(group.members.values())) {
+            member.isNew = false;
+            Consumer<JoinGroupResponseData> waiting = member.awaitingJoin;
+            member.awaitingJoin = null;
+            scheduleSessionTimeout(group, member);
+            if (waiting != null) {
+                waiting.accept(joinResponse(group, member));
+            }
+        }
+    }
+
+    private JoinGroupResponseData joinResponse(ClassicGroup group, ClassicGroupMember member) {
+        JoinGroupResponseData response = new JoinGroupResponseData().setErrorCode(ErrorCode.NONE.code())
+            .setGenerationId(group.generationId).setProtocolType(group.protocolType).setProtocolName(group.protocolName)
+            .setLeader(group.leaderId).setMemberId(member.memberId).setSkipAssignment(false);
+        if (member.memberId.equals(group.leaderId)) {
+            for (ClassicGroupMember each : group.members.values()) {
+                response.members().add(new JoinGroupResponseData.JoinGroupResponseMember().setMemberId(each.memberId)
+                    .setGroupInstanceId(each.groupInstanceId).setMetadata(each.metadata(group.protocolName)));
+            }
+        }
+        return response;
+    }
+
+    // ---------------------------------------------------------------- sync
+
+    void syncGroup(SyncGroupRequestData request, Consumer<SyncGroupResponseData> respond) {
+        ClassicGroup group = groups.get(request.groupId());
+        ErrorCode error = validateMember(group, request.memberId(), request.groupInstanceId(), request.generationId());
+        if (error == null && request.protocolType() != null && !request.protocolType().equals(group.protocolType)
+            || error == null && request.protocolName() != null && !request.protocolName().equals(group.protocolName)) {
+            error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL;
+        }
+        if (error != null) {
+            respond.accept(new SyncGroupResponseData().setErrorCode(error.code()));
+            return;
+        }
+        ClassicGroupMember member = group.members.get(request.memberId());
+        switch (group.state) {
+            case PREPARING_REBALANCE -> respond.accept(new SyncGroupResponseData().setErrorCode(ErrorCode.REBALANCE_IN_PROGRESS.code()));
+            case COMPLETING_REBALANCE -> {
+                member.awaitingSync = respond;
+                if (member.memberId.equals(group.leaderId)) {
+                    Map<String, byte[]> assignments = new HashMap<>();
+                    for (SyncGroupRequestData.SyncGroupRequestAssignment assignment : request.assignments()) {
+                        assignments.put(assignment.memberId(), assignment.assignment());
+                    }
+                    int generation = group.generationId;
+                    for (ClassicGroupMember each : group.members.values()) {
+                        each.assignment = assignments.getOrDefault(each.memberId, new byte[0]);
+                    }
+                    persistGroup(group, writeError -> completeSync(group, generation, writeError));
+                }
+            }
+            case STABLE -> {
+                scheduleSessionTimeout(group, member);
+                respond.accept(syncResponse(group, member));
+            }
+            default -> respond.accept(new SyncGroupResponseData().setErrorCode(ErrorCode.UNKNOWN_MEMBER_ID.code()));
+        }
+    }
+
+    private void completeSync(ClassicGroup group, int generation, ErrorCode writeError) {
+        if (!group.is(ClassicGroupState.COMPLETING_REBALANCE) || group.generationId != generation) {
+            return; // a rebalance started while the assignment was being written
+        }
+        if (writeError != ErrorCode.NONE) {
+            for (ClassicGroupMember member : group.members.values()) {
+                member.assignment = new byte[0];
+                if (member.awaitingSync != null) {
+                    member.awaitingSync.accept(new SyncGroupResponseData().setErrorCode(writeError.code()));
+                    member.awaitingSync = null;
+                }
+            }
+            prepareRebalance(group, "storing the assignment failed: " + writeError);
+            return;
+        }
+        group.transitionTo(ClassicGroupState.STABLE, time.milliseconds());
+        for (ClassicGroupMember member : group.members.values()) {
+            if (member.awaitingSync != null) {
+                member.awaitingSync.accept(syncResponse(group, member));
+                member.awaitingSync = null;
+            }
+        }
+    }
+
+    private static SyncGroupResponseData syncResponse(ClassicGroup group, ClassicGroupMember member) {
+        return new SyncGroupResponseData().setErrorCode(ErrorCode.NONE.code()).setProtocolType(group.protocolType)
+            .setProtocolName(group.protocolName).setAssignment(member.assignment);
+    }
+
+    /** Common membership checks of SyncGroup, Heartbeat and OffsetCommit; null when valid. */
+    private ErrorCode validateMember(ClassicGroup group, String memberId, String groupInstanceId, int generationId) {
+        if (!loaded) {
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
+        }
+        if (group == null || group.is(ClassicGroupState.DEAD)) {
+            return ErrorCode.UNKNOWN_MEMBER_ID;
+        }
+        if (groupInstanceId != null) {
+            String current = group.staticMembers.get(groupInstanceId);
+            if (current != null && !current.equals(memberId)) {
+                return ErrorCode.FENCED_INSTANCE_ID;
+            }
+        }
+        if (!group.hasMember(memberId)) {
+            return ErrorCode.UNKNOWN_MEMBER_ID;
+        }
+        if (generationId != group.generationId) {
+            return ErrorCode.ILLEGAL_GENERATION;
+        }
+        return null;
+    }
+
+    // ---------------------------------------------------------------- heartbeat and leave
+
+    ErrorCode heartbeat(String groupId, String memberId, String groupInstanceId, int generationId) {
+        ClassicGroup group = groups.get(groupId);
+        if (group != null && group.is(ClassicGroupState.EMPTY) && loaded) {
+            return ErrorCode.UNKNOWN_MEMBER_ID;
+        }
+        ErrorCode error = validateMember(group, memberId, groupInstanceId, generationId);
+        if (error != null) {
+            return error;
+        }
+        ClassicGroupMember member = group.members.get(memberId);
+        scheduleSessionTimeout(group, member);
+        return group.is(ClassicGroupState.PREPARING_REBALANCE) ? ErrorCode.REBALANCE_IN_PROGRESS : ErrorCode.NONE;
+    }
+
+    /** Removes members (batched, KIP-345); returns one error per identity, in order. */
+    List<ErrorCode> leaveGroup(String groupId, List<String[]> identities) {
+        List<ErrorCode> results = new ArrayList<>();
+        ClassicGroup group = groups.get(groupId);
+        boolean changed = false;
+        for (String[] identity : identities) {
+            String memberId = identity[0];
+            String instanceId = identity[1];
+            if (!loaded) {
+                results.add(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
+                continue;
+            }
+            if (group == null) {
+                results.add(ErrorCode.UNKNOWN_MEMBER_ID);
+                continue;
+            }
+            if (instanceId != null) {
+                String current = group.staticMembers.get(instanceId);
+                if (current == null) {
+                    results.add(ErrorCode.UNKNOWN_MEMBER_ID);
+                    continue;
+                }
+                if (!memberId.isEmpty() && !current.equals(memberId)) {
+                    results.add(ErrorCode.FENCED_INSTANCE_ID);
+                    continue;
+                }
+                memberId = current;
+            }
+            if (group.pendingMembers.remove(memberId)) {
+                results.add(ErrorCode.NONE);
+                continue;
+            }
+            ClassicGroupMember member = group.members.get(memberId);
+            if (member == null) {
+                results.add(ErrorCode.UNKNOWN_MEMBER_ID);
+                continue;
+            }
+            removeMember(group, member);
+            changed = true;
+            results.add(ErrorCode.NONE);
+        }
+        if (changed) {
+            onMembershipShrunk(group, "members left");
+        }
+        return results;
+    }
+
+    private void removeMember(ClassicGroup group, ClassicGroupMember member) {
+        if (member.awaitingJoin != null) {
+            member.awaitingJoin.accept(joinError(ErrorCode.UNKNOWN_MEMBER_ID, member.memberId));
+            member.awaitingJoin = null;
+        }
+        if (member.awaitingSync != null) {
+            member.awaitingSync.accept(new SyncGroupResponseData().setErrorCode(ErrorCode.UNKNOWN_MEMBER_ID.code()));
+            member.awaitingSync = null;
+        }
+        group.remove(member.memberId);
+    }
+
+    private void onMembershipShrunk(ClassicGroup group, String reason) {
+        switch (group.state) {
+            case STABLE, COMPLETING_REBALANCE -> prepareRebalance(group, reason);
+            case PREPARING_REBALANCE -> tryCompleteJoin(group);
+            default -> { }
+        }
+    }
+
+    private void scheduleSessionTimeout(ClassicGroup group, ClassicGroupMember member) {
+        member.cancelSessionTimer();
+        String memberId = member.memberId;
+        member.sessionTimer = executor.schedule(() -> onSessionTimeout(group, memberId), member.sessionTimeoutMs, TimeUnit.MILLISECONDS);
+    }
+
+    private void scheduleSessionTimeoutForPending(ClassicGroup group, String memberId, int sessionTimeoutMs) {
+        executor.schedule(() -> {
+            if (group.pendingMembers.remove(memberId)) {
+                tryCompleteJoin(group);
+            }
+        }, sessionTimeoutMs, TimeUnit.MILLISECONDS);
+    }
+
+    private void onSessionTimeout(ClassicGroup group, String memberId) {
+        ClassicGroupMember member = group.members.get(memberId);
+        if (member == null || member.isAwaitingJoin() && group.is(ClassicGroupState.PREPARING_REBALANCE)) {
+            return;
+        }
+        LOG.info("Member {} of group {} failed to heartbeat within its session timeout of {} ms; removing it", memberId, group.groupId,
+            member.sessionTimeoutMs);
+        removeMember(group, member);
+        onMembershipShrunk(group, "member " + memberId + " session expired");
+    }
+
+    // ---------------------------------------------------------------- offsets
+
+    /** The offset commit of one partition: the error for it and the value to store if valid. */
+    record PartitionCommit(String topic, int partition, OffsetAndMetadata offset, ErrorCode error) {
+    }
+
+    /**
+     * Validates a commit's membership; returns null if the commit may proceed (then the caller
+     * writes the offsets), else the error for every partition.
+     */
+    ErrorCode validateCommit(String groupId, int generationId, String memberId, String groupInstanceId) {
+        if (!loaded) {
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
+        }
+        ClassicGroup group = groups.get(groupId);
+        if (generationId < 0) {
+            // A commit outside any generation (assign() consumers, admin tools): only for groups without members.
+            if (group != null && !group.members.isEmpty()) {
+                return ErrorCode.UNKNOWN_MEMBER_ID;
+            }
+            return null;
+        }
+        if (group == null) {
+            return ErrorCode.ILLEGAL_GENERATION;
+        }
+        ErrorCode error = validateMember(group, memberId, groupInstanceId, generationId);
+        if (error != null) {
+            return error;
+        }
+        if (group.is(ClassicGroupState.COMPLETING_REBALANCE)) {
+            return ErrorCode.REBALANCE_IN_PROGRESS;
+        }
+        scheduleSessionTimeout(group, group.members.get(memberId));
+        return null;
+    }
+
+    void applyCommittedOffsets(String groupId, List<PartitionCommit> commits) {
+        if (!groups.containsKey(groupId)) {
+            groups.put(groupId, new ClassicGroup(groupId));
+        }
+        Map<TopicPartitionKey, OffsetAndMetadata> groupOffsets = offsets.computeIfAbsent(groupId, g -> new HashMap<>());
+        for (PartitionCommit commit : commits) {
+            if (commit.error() == ErrorCode.NONE) {
+                groupOffsets.put(new TopicPartitionKey(commit.topic(), commit.partition()), commit.offset());
+            }
+        }
+    }
+
+    Map<TopicPartitionKey, OffsetAndMetadata> committedOffsets(String groupId) {
+        return offsets.getOrDefault(groupId, Map.of());
+    }
+
+    // ---------------------------------------------------------------- describe, list, delete
+
+    DescribeGroupsResponseData.DescribedGroup describe(String groupId) {
+        DescribeGroupsResponseData.DescribedGroup described = new DescribeGroupsResponseData.DescribedGroup().setGroupId(groupId)
+            .setProtocolType("").setProtocolData("").setAuthorizedOperations(Integer.MIN_VALUE);
+        if (!loaded) {
+            return described.setErrorCode(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS.code()).setGroupState("");
+        }
+        ClassicGroup group = groups.get(groupId);
+        if (group == null) {
+            return described.setErrorCode(ErrorCode.NONE.code()).setGroupState(ClassicGroupState.DEAD.displayName);
+        }
+        described.setErrorCode(ErrorCode.NONE.code()).setGroupState(group.state.displayName)
+            .setProtocolType(group.protocolType == null ? "" : group.protocolType);
+        if (group.is(ClassicGroupState.STABLE)) {
+            described.setProtocolData(group.protocolName == null ? "" : group.protocolName);
+        }
+        for (ClassicGroupMember member : group.members.values()) {
+            boolean stable = group.is(ClassicGroupState.STABLE);
+            described.members().add(new DescribeGroupsResponseData.DescribedGroupMember().setMemberId(member.memberId)
+                .setGroupInstanceId(member.groupInstanceId).setClientId(member.clientId).setClientHost(member.clientHost)
+                .setMemberMetadata(stable && group.protocolName != null ? member.metadata(group.protocolName) : new byte[0])
+                .setMemberAssignment(stable ? member.assignment : new byte[0]));
+        }
+        return described;
+    }
+
+    /** Deletes an empty (or dead) group and its offsets; the error if it cannot be deleted. */
+    ErrorCode canDelete(String groupId) {
+        if (!loaded) {
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
+        }
+        ClassicGroup group = groups.get(groupId);
+        if (group == null && !offsets.containsKey(groupId)) {
+            return ErrorCode.GROUP_ID_NOT_FOUND;
+        }
+        if (group != null && !group.members.isEmpty()) {
+            return ErrorCode.NON_EMPTY_GROUP;
+        }
+        return null;
+    }
+
+    void removeGroup(String groupId) {
+        ClassicGroup group = groups.remove(groupId);
+        if (group != null) {
+            group.transitionTo(ClassicGroupState.DEAD, time.milliseconds());
+            group.cancelJoinTimer();
+        }
+        offsets.remove(groupId);
+    }
+
+    List<ClassicGroup> allGroups() {
+        return new ArrayList<>(new TreeMap<>(groups).values());
+    }
+
+    Set<String> offsetGroups() {
+        return offsets.keySet();
+    }
+
+    // ---------------------------------------------------------------- persistence
+
+    private void persistGroup(ClassicGroup group, Consumer<ErrorCode> done) {
+        store.writeGroup(this, group, done);
+    }
+
+    /** Rebuilds state from a replayed group record (null value: the group was deleted). */
+    void loadGroup(String groupId, ClassicGroup loadedGroup) {
+        if (loadedGroup == null) {
+            groups.remove(groupId);
+            return;
+        }
+        groups.put(groupId, loadedGroup);
+    }
+
+    void loadOffset(String groupId, TopicPartitionKey key, OffsetAndMetadata value) {
+        if (value == null) {
+            Map<TopicPartitionKey, OffsetAndMetadata> groupOffsets = offsets.get(groupId);
+            if (groupOffsets != null) {
+                groupOffsets.remove(key);
+                if (groupOffsets.isEmpty()) {
+                    offsets.remove(groupId);
+                }
+            }
+            return;
+        }
+        offsets.computeIfAbsent(groupId, g -> new HashMap<>()).put(key, value);
+    }
+
+    /** After loading: members of loaded groups get fresh session timers (they must heartbeat again). */
+    void onLoaded() {
+        for (ClassicGroup group : groups.values()) {
+            for (ClassicGroupMember member : group.members.values()) {
+                scheduleSessionTimeout(group, member);
+            }
+        }
+        loaded = true;
+    }
+}

@@ -1,0 +1,179 @@
+package io.strata.server.config;
+
+import io.strata.common.config.ConfigDef;
+import io.strata.common.config.ConfigException;
+import io.strata.metadata.ConfigResource;
+import io.strata.metadata.ConfigValues;
+import io.strata.metadata.MetadataImage;
+import io.strata.storage.LogConfig;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Broker settings changed at runtime (AlterConfigs / IncrementalAlterConfigs on a BROKER
+ * resource). They live in the metadata log as ConfigRecords of resource type BROKER, named by
+ * a node id (that broker only) or {@value #CLUSTER_DEFAULT} (every broker). As in Kafka, a
+ * broker key's effective value is, most specific first:
+ * <pre>
+ *   dynamic per-broker  &gt;  dynamic cluster default  &gt;  static (server.properties)  &gt;  built-in default
+ * </pre>
+ *
+ * <p>Only the settings Kafka calls reconfigurable log configs are accepted: the first broker
+ * synonym of every topic configuration ({@code log.retention.ms}, {@code log.segment.bytes},
+ * {@code message.max.bytes}, ...; never the {@code .hours}/{@code .minutes} forms, which Kafka
+ * keeps static). They reach the logs as new topic defaults ({@link #topicDefaults}), which the
+ * replica manager re-applies to every log when they change. Other keys Kafka can change at
+ * runtime (thread pools, listeners, quotas) have no runtime effect here, so changes to them are
+ * refused rather than stored and silently ignored.
+ *
+ * <p>Stateless; safe from any thread.
+ */
+public final class DynamicBrokerConfig {
+    /** Resource name of the cluster-wide dynamic defaults. */
+    public static final String CLUSTER_DEFAULT = "";
+
+    /** Broker keys that may change at runtime: the primary broker synonym of each topic config. */
+    public static final Set<String> RECONFIGURABLE = reconfigurable();
+
+    private static final Map<String, String> STATIC_DEFAULTS = staticDefaults();
+
+    private DynamicBrokerConfig() {
+    }
+
+    private static Set<String> reconfigurable() {
+        Set<String> keys = new TreeSet<>();
+        for (List<String> synonyms : LogConfig.BROKER_SYNONYMS.values()) {
+            keys.add(synonyms.get(0));
+        }
+        return Collections.unmodifiableSet(keys);
+    }
+
+    private static Map<String, String> staticDefaults() {
+        Map<String, String> defaults = new HashMap<>();
+        for (ConfigDef.Key key : ServerConfig.DEFINITION.keys().values()) {
+            if (key.hasDefault() && key.defaultValue() != null) {
+                defaults.put(key.name(), ConfigValues.toString(key.defaultValue()));
+            }
+        }
+        return Collections.unmodifiableMap(defaults);
+    }
+
+    /** Built-in defaults of the broker keys that have one, as strings (Kafka's "DEFAULT_CONFIG" source). */
+    public static Map<String, String> builtInDefaults() {
+        return STATIC_DEFAULTS;
+    }
+
+    /** Dynamic settings of this broker alone. */
+    public static Map<String, String> perBroker(MetadataImage image, int nodeId) {
+        return image.configs(ConfigResource.broker(Integer.toString(nodeId)));
+    }
+
+    /** Dynamic settings of every broker. */
+    public static Map<String, String> clusterDefaults(MetadataImage image) {
+        return image.configs(ConfigResource.broker(CLUSTER_DEFAULT));
+    }
+
+    /**
+     * Topic-key defaults for the logs of this broker: those derived from the static settings,
+     * overridden by the dynamic cluster defaults, overridden by this broker's dynamic settings.
+     * Dynamic settings only ever hold primary synonyms, which win over the static hour and
+     * minute forms, so overlaying the derived maps gives Kafka's precedence.
+     */
+    public static Map<String, String> topicDefaults(Map<String, String> staticTopicDefaults, MetadataImage image, int nodeId) {
+        Map<String, String> clusterDefaults = clusterDefaults(image);
+        Map<String, String> perBroker = perBroker(image, nodeId);
+        if (clusterDefaults.isEmpty() && perBroker.isEmpty()) {
+            return staticTopicDefaults;
+        }
+        Map<String, String> merged = new HashMap<>(staticTopicDefaults);
+        merged.putAll(LogConfig.brokerDefaults(clusterDefaults));
+        merged.putAll(LogConfig.brokerDefaults(perBroker));
+        return merged;
+    }
+
+    /** Whether the dynamic settings that apply to this broker differ between two images. */
+    public static boolean changed(MetadataImage previous, MetadataImage current, int nodeId) {
+        return !clusterDefaults(previous).equals(clusterDefaults(current)) || !perBroker(previous, nodeId).equals(perBroker(current, nodeId));
+    }
+
+    /** The broker's properties as they apply now: static ones overlaid with the dynamic ones. */
+    public static Map<String, String> effectiveProperties(ServerConfig config, MetadataImage image, int nodeId) {
+        Map<String, String> merged = new LinkedHashMap<>(config.originals());
+        merged.putAll(clusterDefaults(image));
+        merged.putAll(perBroker(image, nodeId));
+        return merged;
+    }
+
+    /**
+     * Broker keys that are synonyms of {@code name}, most specific first, as Kafka lists them
+     * in DescribeConfigs: the ms/minutes/hours families of retention and roll, and
+     * {@code log.flush.interval.ms} (whose fallback is {@code log.flush.scheduler.interval.ms});
+     * any other key is its own only synonym.
+     */
+    public static List<String> synonyms(String name) {
+        if (!name.equals(ServerConfig.LOG_FLUSH_SCHEDULER_INTERVAL_MS)) {
+            for (List<String> family : LogConfig.BROKER_SYNONYMS.values()) {
+                if (family.size() > 1 && family.contains(name)) {
+                    return family;
+                }
+            }
+        }
+        return List.of(name);
+    }
+
+    /**
+     * Checks a proposed complete set of dynamic settings for one BROKER resource (this node's
+     * id or {@value #CLUSTER_DEFAULT}), as Kafka's broker does before it forwards the change:
+     * every key must be reconfigurable, every value must parse and pass the key's validator,
+     * and the resulting topic defaults must form a valid log configuration.
+     *
+     * @throws ConfigException naming the offending keys or value; Kafka answers INVALID_REQUEST
+     */
+    public static void validate(ServerConfig config, MetadataImage image, int nodeId, String resourceName, Map<String, String> proposed) {
+        Set<String> refused = new LinkedHashSet<>();
+        for (String name : proposed.keySet()) {
+            if (!RECONFIGURABLE.contains(name)) {
+                refused.add(name);
+            }
+        }
+        if (!refused.isEmpty()) {
+            throw new ConfigException("Cannot update these configs dynamically: Set(" + String.join(", ", refused) + ")");
+        }
+        for (Map.Entry<String, String> entry : proposed.entrySet()) {
+            ConfigDef.Key key = ServerConfig.DEFINITION.key(entry.getKey());
+            Object value = ConfigDef.parse(key.name(), key.type(), entry.getValue());
+            if (key.validator() != null && value != null) {
+                key.validator().ensureValid(key.name(), value);
+            }
+        }
+        Map<String, String> merged = new HashMap<>(config.originals());
+        if (resourceName.equals(CLUSTER_DEFAULT)) {
+            merged.putAll(proposed);
+            merged.putAll(perBroker(image, nodeId));
+        } else {
+            merged.putAll(clusterDefaults(image));
+            merged.putAll(proposed);
+        }
+        LogConfig.of(LogConfig.brokerDefaults(merged), Map.of());
+    }
+
+    /** Keys whose values the broker reports as read-only in DescribeConfigs: all but the reconfigurable ones. */
+    public static boolean isReadOnly(String name) {
+        return !RECONFIGURABLE.contains(name);
+    }
+
+    /** Sorted broker keys to describe: every defined key and every key set statically or dynamically. */
+    public static List<String> describedKeys(Map<String, String> effectiveProperties) {
+        Set<String> names = new TreeSet<>(ServerConfig.DEFINITION.keys().keySet());
+        names.addAll(effectiveProperties.keySet());
+        return new ArrayList<>(names);
+    }
+}

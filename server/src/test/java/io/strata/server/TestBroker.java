@@ -1,0 +1,112 @@
+package io.strata.server;
+
+import io.strata.common.Time;
+import io.strata.server.config.ServerConfig;
+import io.strata.storage.TopicPartition;
+import io.strata.storage.UnifiedLog;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real Strata node in this JVM on an ephemeral port, with an Admin client for it. Close it
+ * after each test.
+ */
+final class TestBroker implements AutoCloseable {
+    static final long TIMEOUT_MS = 30_000;
+
+    private final Path dataDir;
+    private final StrataServer server;
+    private Admin admin;
+
+    TestBroker(Path dataDir, Map<String, String> overrides) throws Exception {
+        this.dataDir = dataDir;
+        Map<String, String> properties = new HashMap<>();
+        properties.put("listeners", "PLAINTEXT://127.0.0.1:0");
+        properties.put("log.dirs", dataDir.toString());
+        properties.put("num.io.threads", "2");
+        properties.put("num.network.threads", "1");
+        properties.put("metrics.enabled", "false");
+        properties.putAll(overrides);
+        server = new StrataServer(ServerConfig.fromMap(properties), Time.SYSTEM);
+        try {
+            server.startup();
+        } catch (Exception e) {
+            server.close();
+            throw e;
+        }
+    }
+
+    Path dataDir() {
+        return dataDir;
+    }
+
+    StrataServer server() {
+        return server;
+    }
+
+    String bootstrap() {
+        return "127.0.0.1:" + server.boundPort();
+    }
+
+    int port() {
+        return server.boundPort();
+    }
+
+    Admin admin() {
+        if (admin == null) {
+            Properties properties = new Properties();
+            properties.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+            properties.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+            properties.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, Long.toString(TIMEOUT_MS));
+            admin = Admin.create(properties);
+        }
+        return admin;
+    }
+
+    void createTopic(String name, int partitions, Map<String, String> configs) throws Exception {
+        admin().createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(configs))).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Writes {@code count} records to partition 0 of {@code topic}, acknowledged by the broker (acks=all). */
+    void produce(String topic, int count) throws Exception {
+        Properties properties = new Properties();
+        properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        properties.put(ProducerConfig.ACKS_CONFIG, "all");
+        properties.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        properties.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(properties)) {
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>(topic, 0, null, ("record-" + i).getBytes(StandardCharsets.UTF_8)))
+                    .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+
+    /** The log of a hosted partition, or null. */
+    UnifiedLog log(String topic, int partition) {
+        var hosted = server.replicaManager().partition(new TopicPartition(topic, partition));
+        return hosted == null ? null : hosted.log();
+    }
+
+    @Override
+    public void close() {
+        if (admin != null) {
+            admin.close(Duration.ofSeconds(5));
+        }
+        server.close();
+    }
+}
