@@ -12,7 +12,11 @@ import io.strata.server.api.ApiDispatcher;
 import io.strata.server.api.ApiHandlers;
 import io.strata.server.api.BrokerContext;
 import io.strata.server.api.Features;
-import io.strata.server.api.OffsetsTopic;
+import io.strata.server.api.InternalTopic;
+import io.strata.server.api.InternalTopics;
+import io.strata.server.api.TransactionMarkers;
+import io.strata.coordinator.transaction.TransactionCoordinator;
+import io.strata.coordinator.transaction.TransactionCoordinatorSettings;
 import io.strata.coordinator.group.GroupCoordinator;
 import io.strata.coordinator.group.GroupCoordinatorSettings;
 import io.strata.server.api.ProducerIdManager;
@@ -62,6 +66,7 @@ public final class StrataServer implements AutoCloseable {
     private SocketServer socketServer;
     private RequestHandlerPool handlerPool;
     private GroupCoordinator groupCoordinator;
+    private TransactionCoordinator transactionCoordinator;
     private String clusterId;
     private volatile boolean started;
     private boolean closed;
@@ -105,6 +110,15 @@ public final class StrataServer implements AutoCloseable {
             .add(ApiMessageType.LIST_GROUPS, 0, 5)
             .add(ApiMessageType.DELETE_GROUPS, 0, 2)
             .add(ApiMessageType.OFFSET_DELETE, 0, 0)
+            // Transactions v1 (AddPartitionsToTxn round trips). EndTxn 5 / TxnOffsetCommit 5 / Produce 12 wait for transactions v2.
+            .add(ApiMessageType.ADD_PARTITIONS_TO_TXN, 0, 3)
+            .add(ApiMessageType.ADD_OFFSETS_TO_TXN, 0, 4)
+            .add(ApiMessageType.END_TXN, 0, 4)
+            .add(ApiMessageType.TXN_OFFSET_COMMIT, 0, 4)
+            .add(ApiMessageType.WRITE_TXN_MARKERS, 1, 1)
+            .add(ApiMessageType.DESCRIBE_TRANSACTIONS, 0, 0)
+            .add(ApiMessageType.LIST_TRANSACTIONS, 0, 2)
+            .add(ApiMessageType.DESCRIBE_PRODUCERS, 0, 0)
             .build();
     }
 
@@ -146,16 +160,34 @@ public final class StrataServer implements AutoCloseable {
         controller.registerBroker(advertisedEndpoints(), config.getString(ServerConfig.RACK), features.bootstrapLevels()).get();
 
         ApiVersionsTable apiVersions = apiVersions();
-        OffsetsTopic offsetsTopic = new OffsetsTopic(config, controller, replicaManager, nodeId);
+        InternalTopic offsetsTopic = new InternalTopic(InternalTopics.CONSUMER_OFFSETS, config.getInt(ServerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
+            config.getShort(ServerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR), Map.of(LogConfig.CLEANUP_POLICY, "compact",
+                LogConfig.SEGMENT_BYTES, Integer.toString(config.getInt(ServerConfig.OFFSETS_TOPIC_SEGMENT_BYTES)),
+                LogConfig.COMPRESSION_TYPE, "producer"), controller, replicaManager, nodeId);
         groupCoordinator = new GroupCoordinator(new GroupCoordinatorSettings(config.getInt(ServerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
             config.getInt(ServerConfig.GROUP_MIN_SESSION_TIMEOUT_MS), config.getInt(ServerConfig.GROUP_MAX_SESSION_TIMEOUT_MS),
             config.getInt(ServerConfig.GROUP_INITIAL_REBALANCE_DELAY_MS), config.getInt(ServerConfig.GROUP_MAX_SIZE),
             config.getInt(ServerConfig.OFFSET_METADATA_MAX_BYTES), 2), offsetsTopic, time);
-        offsetsTopic.setCoordinator(groupCoordinator);
         controller.addPublisher(offsetsTopic);
-        offsetsTopic.publish(io.strata.metadata.MetadataImage.EMPTY, controller.image());
+        offsetsTopic.onPartitionsLed(led -> groupCoordinator.onPartitionsLed(led.keySet()));
+
+        ProducerIdManager producerIds = new ProducerIdManager(controller);
+        InternalTopic transactionStateTopic = new InternalTopic(InternalTopics.TRANSACTION_STATE,
+            config.getInt(ServerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS), config.getShort(ServerConfig.TRANSACTION_STATE_LOG_REPLICATION_FACTOR),
+            Map.of(LogConfig.CLEANUP_POLICY, "compact", LogConfig.SEGMENT_BYTES, "104857600", LogConfig.COMPRESSION_TYPE, "uncompressed",
+                LogConfig.MIN_IN_SYNC_REPLICAS, Integer.toString(config.getInt(ServerConfig.TRANSACTION_STATE_LOG_MIN_ISR))),
+            controller, replicaManager, nodeId);
+        transactionCoordinator = new TransactionCoordinator(new TransactionCoordinatorSettings(
+            config.getInt(ServerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS), config.getInt(ServerConfig.TRANSACTION_MAX_TIMEOUT_MS),
+            config.getInt(ServerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), 10_000), transactionStateTopic,
+            new TransactionMarkers(replicaManager, groupCoordinator, time), producerIds::nextProducerIdUnchecked, time, 1);
+        controller.addPublisher(transactionStateTopic);
+        transactionStateTopic.onPartitionsLed(transactionCoordinator::onPartitionsLed);
+        replicaManager.setTransactionVerifier((producerId, epoch, topicPartition) -> transactionCoordinator.verifyByProducer(producerId, epoch,
+            new io.strata.coordinator.transaction.TransactionMetadata.TxnPartition(topicPartition.topic(), topicPartition.partition())));
+
         BrokerContext context = new BrokerContext(config, nodeId, clusterId, controller, replicaManager, apiVersions, features,
-            new ProducerIdManager(controller), time, groupCoordinator, offsetsTopic);
+            producerIds, time, groupCoordinator, offsetsTopic, transactionCoordinator, transactionStateTopic);
         handlerPool = new RequestHandlerPool(config.getInt(ServerConfig.NUM_IO_THREADS), requestChannel,
             new ApiDispatcher(apiVersions, ApiHandlers.create(context)));
         handlerPool.start();
@@ -225,6 +257,9 @@ public final class StrataServer implements AutoCloseable {
             }
             if (socketServer != null) {
                 socketServer.close();
+            }
+            if (transactionCoordinator != null) {
+                transactionCoordinator.close();
             }
             if (groupCoordinator != null) {
                 groupCoordinator.close();

@@ -37,7 +37,7 @@ public final class ProducerStateEntry {
         return new ProducerStateEntry(producerId, NO_EPOCH, -1, -1L, OptionalLong.empty());
     }
 
-    ProducerStateEntry copy() {
+    public ProducerStateEntry copy() {
         ProducerStateEntry copy = new ProducerStateEntry(producerId, producerEpoch, coordinatorEpoch, lastTimestamp, currentTxnFirstOffset);
         copy.batches.addAll(batches);
         return copy;

@@ -188,6 +188,25 @@ public final class UnifiedLog implements Closeable {
         }
     }
 
+    /** A copy of the producer states (DescribeProducers). */
+    public java.util.List<ProducerStateEntry> producerStateSnapshot() {
+        synchronized (lock) {
+            java.util.List<ProducerStateEntry> copies = new ArrayList<>();
+            for (ProducerStateEntry entry : producerState.activeProducers().values()) {
+                copies.add(entry.copy());
+            }
+            return copies;
+        }
+    }
+
+    /** Whether the producer (at this epoch) has a transaction open in this partition. */
+    public boolean hasOngoingTransaction(long producerId, short producerEpoch) {
+        synchronized (lock) {
+            ProducerStateEntry entry = producerState.lastEntry(producerId);
+            return entry != null && entry.producerEpoch() == producerEpoch && entry.currentTxnFirstOffset().isPresent();
+        }
+    }
+
     public int numberOfSegments() {
         return segments.size();
     }

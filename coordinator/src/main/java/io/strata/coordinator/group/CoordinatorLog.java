@@ -18,4 +18,24 @@ public interface CoordinatorLog {
 
     /** Replays every record (key, value or null for a tombstone) of the partition in offset order. */
     void replay(int partition, BiConsumer<ByteBuffer, ByteBuffer> records);
+
+    /** What a transaction-aware replay sees: records with their producer, and transaction markers. */
+    interface TransactionalReplay {
+        void record(ByteBuffer key, ByteBuffer value, long producerId, boolean transactional);
+
+        void marker(long producerId, boolean commit);
+    }
+
+    /**
+     * Replays records and transaction markers in offset order. The default treats every record
+     * as non-transactional (for logs that never hold transactional batches).
+     */
+    default void replayTransactional(int partition, TransactionalReplay replay) {
+        replay(partition, (key, value) -> replay.record(key, value, -1L, false));
+    }
+
+    /** Appends a transactional batch of a producer (for transactional offset commits). */
+    default void appendTransactional(int partition, MemoryRecords records, Consumer<ErrorCode> callback) {
+        append(partition, records, callback);
+    }
 }

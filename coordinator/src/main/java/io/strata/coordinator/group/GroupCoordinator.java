@@ -342,6 +342,72 @@ public final class GroupCoordinator implements AutoCloseable {
         return false;
     }
 
+    // ---------------------------------------------------------------- transactional offsets (EOS)
+
+    /** TxnOffsetCommit: offsets written inside the producer's transaction, visible once it commits. */
+    public CompletableFuture<List<CommitResult>> commitTransactionalOffsets(io.strata.protocol.message.TxnOffsetCommitRequestData request) {
+        List<CommitResult> notCoordinator = new ArrayList<>();
+        for (var topic : request.topics()) {
+            for (var partition : topic.partitions()) {
+                notCoordinator.add(new CommitResult(topic.name(), partition.partitionIndex(), ErrorCode.NOT_COORDINATOR));
+            }
+        }
+        return onShardAsync(request.groupId(), (shard, result) -> {
+            ErrorCode groupError = !shard.loaded ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : null;
+            if (groupError == null && request.generationIdOrMemberEpoch() >= 0) {
+                groupError = shard.validateCommit(request.groupId(), request.generationIdOrMemberEpoch(), request.memberId(), request.groupInstanceId());
+            }
+            List<GroupShard.PartitionCommit> commits = new ArrayList<>();
+            List<byte[][]> records = new ArrayList<>();
+            long now = time.milliseconds();
+            for (var topic : request.topics()) {
+                for (var partition : topic.partitions()) {
+                    ErrorCode error = groupError;
+                    String metadata = partition.committedMetadata() == null ? "" : partition.committedMetadata();
+                    if (error == null && metadata.length() > settings.offsetMetadataMaxBytes()) {
+                        error = ErrorCode.OFFSET_METADATA_TOO_LARGE;
+                    }
+                    OffsetAndMetadata offset = new OffsetAndMetadata(partition.committedOffset(), partition.committedLeaderEpoch(), metadata, now);
+                    commits.add(new GroupShard.PartitionCommit(topic.name(), partition.partitionIndex(), offset, error == null ? ErrorCode.NONE : error));
+                    if (error == null) {
+                        records.add(new byte[][] {GroupStore.offsetKey(request.groupId(), topic.name(), partition.partitionIndex()),
+                            GroupStore.offsetValue(offset)});
+                    }
+                }
+            }
+            if (records.isEmpty()) {
+                result.complete(commits.stream().map(c -> new CommitResult(c.topic(), c.partition(), c.error())).toList());
+                return;
+            }
+            store.writeTransactional(shard, records, request.producerId(), request.producerEpoch(), writeError -> {
+                if (writeError == ErrorCode.NONE) {
+                    for (GroupShard.PartitionCommit commit : commits) {
+                        if (commit.error() == ErrorCode.NONE) {
+                            shard.addPendingTransactionalOffset(request.producerId(), request.groupId(),
+                                new GroupShard.TopicPartitionKey(commit.topic(), commit.partition()), commit.offset());
+                        }
+                    }
+                }
+                ErrorCode mapped = writeError == ErrorCode.INVALID_PRODUCER_EPOCH ? ErrorCode.PRODUCER_FENCED : mapWriteError(writeError);
+                result.complete(commits.stream().map(c -> new CommitResult(c.topic(), c.partition(),
+                    c.error() == ErrorCode.NONE ? mapped : c.error())).toList());
+            });
+        }, () -> notCoordinator);
+    }
+
+    /** A transaction marker was written to {@code __consumer_offsets-partition}: publish or drop the producer's pending offsets. */
+    public void onTransactionMarker(int partition, long producerId, boolean commit) {
+        GroupShard shard = shards.get(partition);
+        if (shard != null) {
+            shard.executor().execute(() -> shard.completeTransactionalOffsets(producerId, commit));
+        }
+    }
+
+    /** Whether a group has offsets waiting for a transaction to complete (OffsetFetch requireStable). */
+    public CompletableFuture<Boolean> hasPendingTransactionalOffsets(String groupId) {
+        return onShard(groupId, shard -> shard.hasPendingTransactionalOffset(groupId, null), () -> false);
+    }
+
     @Override
     public void close() {
         for (ScheduledExecutorService thread : threads) {

@@ -670,6 +670,39 @@ final class GroupShard {
         return offsets.keySet();
     }
 
+    // ---------------------------------------------------------------- transactional offsets
+
+    /** Offsets committed in open transactions: producer id → group → partition → offset. Invisible until the commit marker. */
+    final Map<Long, Map<String, Map<TopicPartitionKey, OffsetAndMetadata>>> pendingTransactionalOffsets = new HashMap<>();
+
+    void addPendingTransactionalOffset(long producerId, String groupId, TopicPartitionKey key, OffsetAndMetadata offset) {
+        pendingTransactionalOffsets.computeIfAbsent(producerId, p -> new HashMap<>()).computeIfAbsent(groupId, g -> new HashMap<>()).put(key, offset);
+    }
+
+    /** A commit marker makes the producer's pending offsets visible; an abort marker drops them. */
+    void completeTransactionalOffsets(long producerId, boolean commit) {
+        Map<String, Map<TopicPartitionKey, OffsetAndMetadata>> pending = pendingTransactionalOffsets.remove(producerId);
+        if (pending == null || !commit) {
+            return;
+        }
+        for (Map.Entry<String, Map<TopicPartitionKey, OffsetAndMetadata>> group : pending.entrySet()) {
+            if (!groups.containsKey(group.getKey())) {
+                groups.put(group.getKey(), new ClassicGroup(group.getKey()));
+            }
+            offsets.computeIfAbsent(group.getKey(), g -> new HashMap<>()).putAll(group.getValue());
+        }
+    }
+
+    boolean hasPendingTransactionalOffset(String groupId, TopicPartitionKey key) {
+        for (Map<String, Map<TopicPartitionKey, OffsetAndMetadata>> byGroup : pendingTransactionalOffsets.values()) {
+            Map<TopicPartitionKey, OffsetAndMetadata> pending = byGroup.get(groupId);
+            if (pending != null && (key == null ? !pending.isEmpty() : pending.containsKey(key))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     // ---------------------------------------------------------------- persistence
 
     private void persistGroup(ClassicGroup group, Consumer<ErrorCode> done) {

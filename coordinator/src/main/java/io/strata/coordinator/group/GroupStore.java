@@ -95,16 +95,53 @@ final class GroupStore {
         log.append(shard.partition(), records, error -> executor.execute(() -> done.accept(error)));
     }
 
-    /** Replays a partition into a shard. Runs on the shard's thread. */
+    /** Replays a partition into a shard, holding transactional offset commits until their markers. Runs on the shard's thread. */
     void load(GroupShard shard) {
-        log.replay(shard.partition(), (key, value) -> {
-            try {
-                apply(shard, key, value);
-            } catch (ProtocolException e) {
-                // A record this version cannot read (e.g. a newer coordinator's): skip it, as Kafka skips unknown record types.
+        log.replayTransactional(shard.partition(), new CoordinatorLog.TransactionalReplay() {
+            @Override
+            public void record(ByteBuffer key, ByteBuffer value, long producerId, boolean transactional) {
+                try {
+                    if (transactional) {
+                        applyTransactional(shard, key, value, producerId);
+                    } else {
+                        apply(shard, key, value);
+                    }
+                } catch (ProtocolException e) {
+                    // A record this version cannot read (e.g. a newer coordinator's): skip it, as Kafka skips unknown record types.
+                }
+            }
+
+            @Override
+            public void marker(long producerId, boolean commit) {
+                shard.completeTransactionalOffsets(producerId, commit);
             }
         });
         shard.onLoaded();
+    }
+
+    private static void applyTransactional(GroupShard shard, ByteBuffer key, ByteBuffer value, long producerId) {
+        Reader keyReader = new Reader(key.duplicate());
+        short keyVersion = keyReader.readShort();
+        if ((keyVersion == 0 || keyVersion == 1) && value != null) {
+            OffsetCommitKey offsetKey = new OffsetCommitKey(keyReader, keyVersion);
+            Reader valueReader = new Reader(value.duplicate());
+            short valueVersion = valueReader.readShort();
+            OffsetCommitValue offsetValue = new OffsetCommitValue(valueReader, valueVersion);
+            shard.addPendingTransactionalOffset(producerId, offsetKey.group(), new GroupShard.TopicPartitionKey(offsetKey.topic(), offsetKey.partition()),
+                new OffsetAndMetadata(offsetValue.offset(), offsetValue.leaderEpoch(), offsetValue.metadata(), offsetValue.commitTimestamp()));
+        }
+    }
+
+    /** Writes offset commits inside a producer's transaction; {@code done} runs on the shard's thread. */
+    void writeTransactional(GroupShard shard, List<byte[][]> keyValues, long producerId, short producerEpoch, Consumer<ErrorCode> done) {
+        RecordBatchBuilder builder = new RecordBatchBuilder(CompressionType.NONE, TimestampType.CREATE_TIME, 0)
+            .producerState(producerId, producerEpoch, -1, true);
+        long now = time.milliseconds();
+        for (byte[][] keyValue : keyValues) {
+            builder.append(now, keyValue[0], keyValue[1]);
+        }
+        Executor executor = shard.executor();
+        log.appendTransactional(shard.partition(), builder.build(), error -> executor.execute(() -> done.accept(error)));
     }
 
     private static void apply(GroupShard shard, ByteBuffer key, ByteBuffer value) {

@@ -13,7 +13,8 @@ import io.strata.server.replica.ReplicaManager;
  */
 public record BrokerContext(ServerConfig config, int nodeId, String clusterId, Controller controller, ReplicaManager replicaManager,
                             ApiVersionsTable apiVersions, Features features, ProducerIdManager producerIds, Time time,
-                            io.strata.coordinator.group.GroupCoordinator groupCoordinator, OffsetsTopic offsetsTopic) {
+                            io.strata.coordinator.group.GroupCoordinator groupCoordinator, InternalTopic offsetsTopic,
+                            io.strata.coordinator.transaction.TransactionCoordinator transactionCoordinator, InternalTopic transactionStateTopic) {
     public MetadataImage image() {
         return controller.image();
     }

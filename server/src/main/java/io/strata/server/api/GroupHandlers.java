@@ -42,9 +42,9 @@ import java.util.concurrent.CompletableFuture;
  */
 final class GroupHandlers {
     private final BrokerContext context;
-    private final OffsetsTopic offsetsTopic;
+    private final InternalTopic offsetsTopic;
 
-    GroupHandlers(BrokerContext context, OffsetsTopic offsetsTopic) {
+    GroupHandlers(BrokerContext context, InternalTopic offsetsTopic) {
         this.context = context;
         this.offsetsTopic = offsetsTopic;
     }
@@ -101,7 +101,10 @@ final class GroupHandlers {
             return offsetsTopic.ensureReady() ? ErrorCode.NONE : ErrorCode.COORDINATOR_NOT_AVAILABLE;
         }
         if (keyType == 1) {
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE; // the transaction coordinator arrives with transactions
+            if (key == null || key.isEmpty()) {
+                return ErrorCode.INVALID_REQUEST;
+            }
+            return context.transactionStateTopic().ensureReady() ? ErrorCode.NONE : ErrorCode.COORDINATOR_NOT_AVAILABLE;
         }
         return ErrorCode.INVALID_REQUEST;
     }
@@ -221,6 +224,60 @@ final class GroupHandlers {
     private void offsetFetch(Request request) {
         OffsetFetchRequestData body = request.body(OffsetFetchRequestData.class);
         short version = request.apiVersion();
+        if (version >= 7 && body.requireStable()) {
+            // KIP-447: while a group has offsets in an open transaction, a consumer asking for stable offsets must wait.
+            List<String> groupIds = version >= 8 ? body.groups().stream().map(OffsetFetchRequestData.OffsetFetchRequestGroup::groupId).toList()
+                : List.of(body.groupId());
+            List<CompletableFuture<Boolean>> pending = groupIds.stream().map(coordinator()::hasPendingTransactionalOffsets).toList();
+            CompletableFuture.allOf(pending.toArray(new CompletableFuture[0])).whenComplete((done, failure) -> {
+                boolean unstable = failure == null && pending.stream().anyMatch(CompletableFuture::join);
+                if (unstable) {
+                    respondUnstable(request, body, version);
+                } else {
+                    fetchOffsets(request, body, version);
+                }
+            });
+            return;
+        }
+        fetchOffsets(request, body, version);
+    }
+
+    private static void respondUnstable(Request request, OffsetFetchRequestData body, short version) {
+        OffsetFetchResponseData response = new OffsetFetchResponseData();
+        if (version >= 8) {
+            for (OffsetFetchRequestData.OffsetFetchRequestGroup group : body.groups()) {
+                OffsetFetchResponseData.OffsetFetchResponseGroup groupResponse = new OffsetFetchResponseData.OffsetFetchResponseGroup()
+                    .setGroupId(group.groupId());
+                if (group.topics() != null) {
+                    for (OffsetFetchRequestData.OffsetFetchRequestTopics topic : group.topics()) {
+                        OffsetFetchResponseData.OffsetFetchResponseTopics topicResponse = new OffsetFetchResponseData.OffsetFetchResponseTopics().setName(topic.name());
+                        for (int partition : topic.partitionIndexes()) {
+                            topicResponse.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(partition)
+                                .setCommittedOffset(-1).setMetadata("").setErrorCode(ErrorCode.UNSTABLE_OFFSET_COMMIT.code()));
+                        }
+                        groupResponse.topics().add(topicResponse);
+                    }
+                } else {
+                    groupResponse.setErrorCode(ErrorCode.UNSTABLE_OFFSET_COMMIT.code());
+                }
+                response.groups().add(groupResponse);
+            }
+        } else if (body.topics() != null) {
+            for (OffsetFetchRequestData.OffsetFetchRequestTopic topic : body.topics()) {
+                OffsetFetchResponseData.OffsetFetchResponseTopic topicResponse = new OffsetFetchResponseData.OffsetFetchResponseTopic().setName(topic.name());
+                for (int partition : topic.partitionIndexes()) {
+                    topicResponse.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartition().setPartitionIndex(partition)
+                        .setCommittedOffset(-1).setMetadata("").setErrorCode(ErrorCode.UNSTABLE_OFFSET_COMMIT.code()));
+                }
+                response.topics().add(topicResponse);
+            }
+        } else {
+            response.setErrorCode(ErrorCode.UNSTABLE_OFFSET_COMMIT.code());
+        }
+        request.respond(response);
+    }
+
+    private void fetchOffsets(Request request, OffsetFetchRequestData body, short version) {
         if (version >= 8) {
             List<CompletableFuture<OffsetFetchResponseData.OffsetFetchResponseGroup>> groups = new ArrayList<>();
             for (OffsetFetchRequestData.OffsetFetchRequestGroup group : body.groups()) {

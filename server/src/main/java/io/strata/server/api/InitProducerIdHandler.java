@@ -26,7 +26,7 @@ final class InitProducerIdHandler implements ApiHandler {
         InitProducerIdRequestData body = request.body(InitProducerIdRequestData.class);
         InitProducerIdResponseData response = new InitProducerIdResponseData().setProducerId(-1L).setProducerEpoch((short) -1);
         if (body.transactionalId() != null) {
-            request.respond(response.setErrorCode(ErrorCode.COORDINATOR_NOT_AVAILABLE.code()));
+            initTransactional(request, body, response);
             return;
         }
         try {
@@ -37,5 +37,28 @@ final class InitProducerIdHandler implements ApiHandler {
             response.setErrorCode(ErrorCode.COORDINATOR_NOT_AVAILABLE.code());
         }
         request.respond(response);
+    }
+
+    private void initTransactional(Request request, InitProducerIdRequestData body, InitProducerIdResponseData response) {
+        if (body.transactionalId().isEmpty()) {
+            request.respond(response.setErrorCode(ErrorCode.INVALID_REQUEST.code()));
+            return;
+        }
+        short version = request.apiVersion();
+        long expectedId = version >= 3 ? body.producerId() : -1L;
+        short expectedEpoch = version >= 3 ? body.producerEpoch() : (short) -1;
+        context.transactionCoordinator().initProducerId(body.transactionalId(), body.transactionTimeoutMs(), expectedId, expectedEpoch)
+            .whenComplete((result, failure) -> {
+                if (failure != null) {
+                    LOG.error("InitProducerId for {} failed", body.transactionalId(), failure);
+                    request.respond(response.setErrorCode(ErrorCode.UNKNOWN_SERVER_ERROR.code()));
+                    return;
+                }
+                ErrorCode error = result.error();
+                if (error == ErrorCode.PRODUCER_FENCED && version < 4) {
+                    error = ErrorCode.INVALID_PRODUCER_EPOCH; // PRODUCER_FENCED arrived with v4
+                }
+                request.respond(response.setErrorCode(error.code()).setProducerId(result.producerId()).setProducerEpoch(result.producerEpoch()));
+            });
     }
 }

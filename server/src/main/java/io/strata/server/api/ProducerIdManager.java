@@ -19,6 +19,18 @@ public final class ProducerIdManager {
         this.controller = controller;
     }
 
+    /** {@link #nextProducerId()} for callers that cannot handle checked exceptions. */
+    public long nextProducerIdUnchecked() {
+        try {
+            return nextProducerId();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("could not allocate a producer id block", e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while allocating a producer id block", e);
+        }
+    }
+
     public synchronized long nextProducerId() throws ExecutionException, InterruptedException {
         if (next >= blockEnd) {
             long first = controller.allocateProducerIds(Controller.PRODUCER_ID_BLOCK_SIZE).get();

@@ -75,6 +75,15 @@ public final class Partition {
         return info;
     }
 
+    /** Appends a transaction marker written by the transaction coordinator and advances the high watermark. */
+    public void appendMarkerToLeader(MemoryRecords marker) throws IOException {
+        log.appendMarker(marker, leaderEpoch);
+        if (log.fsyncOnAck()) {
+            log.flush(log.logEndOffset());
+        }
+        log.maybeIncrementHighWatermark(log.logEndOffsetMetadata());
+    }
+
     /** Checks the leader epoch a client believes in against ours (KIP-320). */
     public void checkLeaderEpoch(int currentLeaderEpoch) {
         if (currentLeaderEpoch < 0) {

@@ -167,6 +167,66 @@ public final class ReplicaManager implements MetadataPublisher {
         return false;
     }
 
+    // ---------------------------------------------------------------- transactions
+
+    /** Checks with the transaction coordinator that a partition was added to a producer's open transaction (KIP-890). */
+    @FunctionalInterface
+    public interface TransactionVerifier {
+        /** NONE if the partition is in the producer's open transaction, else the error to answer with. */
+        ErrorCode verify(long producerId, short producerEpoch, TopicPartition topicPartition);
+    }
+
+    private volatile TransactionVerifier transactionVerifier;
+
+    public void setTransactionVerifier(TransactionVerifier verifier) {
+        this.transactionVerifier = verifier;
+    }
+
+    /**
+     * The first transactional batch of a producer on a partition must belong to a transaction
+     * the coordinator knows includes the partition; a late write of a finished transaction
+     * would otherwise open a stray one (KIP-890 part 1).
+     */
+    private ProducePartitionResult verifyTransactionalWrite(Partition partition, MemoryRecords records) {
+        TransactionVerifier verifier = transactionVerifier;
+        if (verifier == null) {
+            return null;
+        }
+        for (io.strata.protocol.records.RecordBatch entry : records.batches()) {
+            if (!(entry instanceof io.strata.protocol.records.DefaultRecordBatch batch) || !batch.isTransactional() || batch.isControlBatch()) {
+                continue;
+            }
+            if (partition.log().hasOngoingTransaction(batch.producerId(), batch.producerEpoch())) {
+                continue;
+            }
+            ErrorCode verdict = verifier.verify(batch.producerId(), batch.producerEpoch(), partition.topicPartition());
+            if (verdict != ErrorCode.NONE) {
+                return ProducePartitionResult.error(verdict, "Partition " + partition.topicPartition()
+                    + " is not in an ongoing transaction of producer " + batch.producerId() + " epoch " + batch.producerEpoch());
+            }
+        }
+        return null;
+    }
+
+    /** Appends a transaction marker (control batch) as the leader; returns NONE or the error. */
+    public ErrorCode appendMarker(TopicPartition topicPartition, MemoryRecords marker) {
+        Partition partition = partitions.get(topicPartition);
+        if (partition == null) {
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+        }
+        try {
+            partition.appendMarkerToLeader(marker);
+            fetchPurgatory.checkAndComplete(topicPartition);
+            producePurgatory.checkAndComplete(topicPartition);
+            return ErrorCode.NONE;
+        } catch (ErrorCodeException e) {
+            return e.error();
+        } catch (IOException e) {
+            LOG.error("Writing a transaction marker to {} failed", topicPartition, e);
+            return ErrorCode.KAFKA_STORAGE_ERROR;
+        }
+    }
+
     // ---------------------------------------------------------------- produce
 
     /**
@@ -196,6 +256,12 @@ public final class ReplicaManager implements MetadataPublisher {
         Partition partition = partitions.get(topicPartition);
         if (partition == null) {
             return ProducePartitionResult.error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.");
+        }
+        if (origin == UnifiedLog.AppendOrigin.CLIENT) {
+            ProducePartitionResult unverified = verifyTransactionalWrite(partition, records);
+            if (unverified != null) {
+                return unverified;
+            }
         }
         try {
             LogAppendInfo info = partition.appendRecordsToLeader(records, origin);

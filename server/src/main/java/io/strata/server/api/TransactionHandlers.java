@@ -1,0 +1,302 @@
+package io.strata.server.api;
+
+import io.strata.coordinator.group.GroupCoordinator;
+import io.strata.coordinator.transaction.TransactionCoordinator;
+import io.strata.coordinator.transaction.TransactionMetadata;
+import io.strata.metadata.TopicImage;
+import io.strata.protocol.ErrorCode;
+import io.strata.protocol.message.AddOffsetsToTxnRequestData;
+import io.strata.protocol.message.AddOffsetsToTxnResponseData;
+import io.strata.protocol.message.AddPartitionsToTxnRequestData;
+import io.strata.protocol.message.AddPartitionsToTxnResponseData;
+import io.strata.protocol.message.ApiMessageType;
+import io.strata.protocol.message.DescribeProducersRequestData;
+import io.strata.protocol.message.DescribeProducersResponseData;
+import io.strata.protocol.message.DescribeTransactionsRequestData;
+import io.strata.protocol.message.DescribeTransactionsResponseData;
+import io.strata.protocol.message.EndTxnRequestData;
+import io.strata.protocol.message.EndTxnResponseData;
+import io.strata.protocol.message.ListTransactionsRequestData;
+import io.strata.protocol.message.ListTransactionsResponseData;
+import io.strata.protocol.message.TxnOffsetCommitRequestData;
+import io.strata.protocol.message.TxnOffsetCommitResponseData;
+import io.strata.protocol.message.WriteTxnMarkersRequestData;
+import io.strata.protocol.message.WriteTxnMarkersResponseData;
+import io.strata.server.network.Request;
+import io.strata.server.replica.Partition;
+import io.strata.storage.ProducerStateEntry;
+import io.strata.storage.TopicPartition;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.regex.Pattern;
+
+/**
+ * The transaction APIs: AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit,
+ * WriteTxnMarkers, DescribeTransactions, ListTransactions, DescribeProducers. Thin adapters
+ * between the wire (per version) and the transaction and group coordinators.
+ */
+final class TransactionHandlers {
+    private final BrokerContext context;
+    private final TransactionMarkers markers;
+
+    TransactionHandlers(BrokerContext context) {
+        this.context = context;
+        this.markers = new TransactionMarkers(context.replicaManager(), context.groupCoordinator(), context.time());
+    }
+
+    void register(Map<ApiMessageType, ApiHandler> handlers) {
+        handlers.put(ApiMessageType.ADD_PARTITIONS_TO_TXN, this::addPartitions);
+        handlers.put(ApiMessageType.ADD_OFFSETS_TO_TXN, this::addOffsets);
+        handlers.put(ApiMessageType.END_TXN, this::endTxn);
+        handlers.put(ApiMessageType.TXN_OFFSET_COMMIT, this::txnOffsetCommit);
+        handlers.put(ApiMessageType.WRITE_TXN_MARKERS, this::writeTxnMarkers);
+        handlers.put(ApiMessageType.DESCRIBE_TRANSACTIONS, this::describeTransactions);
+        handlers.put(ApiMessageType.LIST_TRANSACTIONS, this::listTransactions);
+        handlers.put(ApiMessageType.DESCRIBE_PRODUCERS, this::describeProducers);
+    }
+
+    private TransactionCoordinator coordinator() {
+        return context.transactionCoordinator();
+    }
+
+    private static ErrorCode fencedForVersion(ErrorCode error, short version, int fencedSinceVersion) {
+        return error == ErrorCode.PRODUCER_FENCED && version < fencedSinceVersion ? ErrorCode.INVALID_PRODUCER_EPOCH : error;
+    }
+
+    // ---------------------------------------------------------------- AddPartitionsToTxn (client versions 0-3)
+
+    private void addPartitions(Request request) {
+        AddPartitionsToTxnRequestData body = request.body(AddPartitionsToTxnRequestData.class);
+        short version = request.apiVersion();
+        Set<TransactionMetadata.TxnPartition> partitions = new LinkedHashSet<>();
+        Set<TransactionMetadata.TxnPartition> unknown = new LinkedHashSet<>();
+        for (AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic topic : body.v3AndBelowTopics()) {
+            TopicImage image = context.image().topic(topic.name());
+            for (int partition : topic.partitions()) {
+                TransactionMetadata.TxnPartition txnPartition = new TransactionMetadata.TxnPartition(topic.name(), partition);
+                if (image == null || image.partition(partition) == null) {
+                    unknown.add(txnPartition);
+                } else {
+                    partitions.add(txnPartition);
+                }
+            }
+        }
+        if (!unknown.isEmpty()) {
+            Map<TransactionMetadata.TxnPartition, ErrorCode> errors = new LinkedHashMap<>();
+            partitions.forEach(p -> errors.put(p, ErrorCode.OPERATION_NOT_ATTEMPTED));
+            unknown.forEach(p -> errors.put(p, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+            request.respond(addPartitionsResponse(errors));
+            return;
+        }
+        coordinator().addPartitions(body.v3AndBelowTransactionalId(), body.v3AndBelowProducerId(), body.v3AndBelowProducerEpoch(), partitions)
+            .whenComplete((error, failure) -> {
+                ErrorCode result = failure != null ? ErrorCode.UNKNOWN_SERVER_ERROR : fencedForVersion(error, version, 2);
+                Map<TransactionMetadata.TxnPartition, ErrorCode> errors = new LinkedHashMap<>();
+                partitions.forEach(p -> errors.put(p, result));
+                request.respond(addPartitionsResponse(errors));
+            });
+    }
+
+    private static AddPartitionsToTxnResponseData addPartitionsResponse(Map<TransactionMetadata.TxnPartition, ErrorCode> errors) {
+        AddPartitionsToTxnResponseData response = new AddPartitionsToTxnResponseData();
+        Map<String, AddPartitionsToTxnResponseData.AddPartitionsToTxnTopicResult> topics = new LinkedHashMap<>();
+        for (Map.Entry<TransactionMetadata.TxnPartition, ErrorCode> entry : errors.entrySet()) {
+            topics.computeIfAbsent(entry.getKey().topic(), name -> {
+                AddPartitionsToTxnResponseData.AddPartitionsToTxnTopicResult topic =
+                    new AddPartitionsToTxnResponseData.AddPartitionsToTxnTopicResult().setName(name);
+                response.resultsByTopicV3AndBelow().add(topic);
+                return topic;
+            }).resultsByPartition().add(new AddPartitionsToTxnResponseData.AddPartitionsToTxnPartitionResult()
+                .setPartitionIndex(entry.getKey().partition()).setPartitionErrorCode(entry.getValue().code()));
+        }
+        return response;
+    }
+
+    // ---------------------------------------------------------------- AddOffsetsToTxn, EndTxn
+
+    private void addOffsets(Request request) {
+        AddOffsetsToTxnRequestData body = request.body(AddOffsetsToTxnRequestData.class);
+        short version = request.apiVersion();
+        if (!context.offsetsTopic().ensureReady()) {
+            request.respond(new AddOffsetsToTxnResponseData().setErrorCode(ErrorCode.COORDINATOR_NOT_AVAILABLE.code()));
+            return;
+        }
+        int partition = context.groupCoordinator().partitionFor(body.groupId());
+        coordinator().addPartitions(body.transactionalId(), body.producerId(), body.producerEpoch(),
+                Set.of(new TransactionMetadata.TxnPartition(InternalTopics.CONSUMER_OFFSETS, partition)))
+            .whenComplete((error, failure) -> request.respond(new AddOffsetsToTxnResponseData().setErrorCode(
+                (failure != null ? ErrorCode.UNKNOWN_SERVER_ERROR : fencedForVersion(error, version, 2)).code())));
+    }
+
+    private void endTxn(Request request) {
+        EndTxnRequestData body = request.body(EndTxnRequestData.class);
+        short version = request.apiVersion();
+        coordinator().endTransaction(body.transactionalId(), body.producerId(), body.producerEpoch(), body.committed())
+            .whenComplete((error, failure) -> request.respond(new EndTxnResponseData().setErrorCode(
+                (failure != null ? ErrorCode.UNKNOWN_SERVER_ERROR : fencedForVersion(error, version, 2)).code())));
+    }
+
+    // ---------------------------------------------------------------- TxnOffsetCommit
+
+    private void txnOffsetCommit(Request request) {
+        TxnOffsetCommitRequestData body = request.body(TxnOffsetCommitRequestData.class);
+        short version = request.apiVersion();
+        GroupCoordinator groups = context.groupCoordinator();
+        groups.commitTransactionalOffsets(body).whenComplete((results, failure) -> {
+            TxnOffsetCommitResponseData response = new TxnOffsetCommitResponseData();
+            Map<String, TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic> topics = new LinkedHashMap<>();
+            List<GroupCoordinator.CommitResult> answered = results;
+            if (failure != null) {
+                answered = new ArrayList<>();
+                for (TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic topic : body.topics()) {
+                    for (TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition partition : topic.partitions()) {
+                        answered.add(new GroupCoordinator.CommitResult(topic.name(), partition.partitionIndex(), ErrorCode.UNKNOWN_SERVER_ERROR));
+                    }
+                }
+            }
+            for (GroupCoordinator.CommitResult result : answered) {
+                topics.computeIfAbsent(result.topic(), name -> {
+                    TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic topic = new TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic().setName(name);
+                    response.topics().add(topic);
+                    return topic;
+                }).partitions().add(new TxnOffsetCommitResponseData.TxnOffsetCommitResponsePartition().setPartitionIndex(result.partition())
+                    .setErrorCode(fencedForVersion(result.error(), version, 3).code()));
+            }
+            request.respond(response);
+        });
+    }
+
+    // ---------------------------------------------------------------- WriteTxnMarkers (inter-broker)
+
+    private void writeTxnMarkers(Request request) {
+        WriteTxnMarkersRequestData body = request.body(WriteTxnMarkersRequestData.class);
+        WriteTxnMarkersResponseData response = new WriteTxnMarkersResponseData();
+        for (WriteTxnMarkersRequestData.WritableTxnMarker marker : body.markers()) {
+            WriteTxnMarkersResponseData.WritableTxnMarkerResult result = new WriteTxnMarkersResponseData.WritableTxnMarkerResult()
+                .setProducerId(marker.producerId());
+            for (WriteTxnMarkersRequestData.WritableTxnMarkerTopic topic : marker.topics()) {
+                WriteTxnMarkersResponseData.WritableTxnMarkerTopicResult topicResult =
+                    new WriteTxnMarkersResponseData.WritableTxnMarkerTopicResult().setName(topic.name());
+                for (int partition : topic.partitionIndexes()) {
+                    ErrorCode error = markers.writeMarker(new TopicPartition(topic.name(), partition), marker.producerId(), marker.producerEpoch(),
+                        marker.coordinatorEpoch(), marker.transactionResult());
+                    topicResult.partitions().add(new WriteTxnMarkersResponseData.WritableTxnMarkerPartitionResult()
+                        .setPartitionIndex(partition).setErrorCode(error.code()));
+                }
+                result.topics().add(topicResult);
+            }
+            response.markers().add(result);
+        }
+        request.respond(response);
+    }
+
+    // ---------------------------------------------------------------- admin
+
+    private void describeTransactions(Request request) {
+        DescribeTransactionsRequestData body = request.body(DescribeTransactionsRequestData.class);
+        List<CompletableFuture<DescribeTransactionsResponseData.TransactionState>> states = new ArrayList<>();
+        for (String id : body.transactionalIds()) {
+            if (!coordinator().coordinates(id)) {
+                states.add(CompletableFuture.completedFuture(new DescribeTransactionsResponseData.TransactionState().setTransactionalId(id)
+                    .setErrorCode(ErrorCode.NOT_COORDINATOR.code()).setTransactionState("")));
+                continue;
+            }
+            states.add(coordinator().describe(id).thenApply(view -> {
+                DescribeTransactionsResponseData.TransactionState state = new DescribeTransactionsResponseData.TransactionState().setTransactionalId(id);
+                if (view == null) {
+                    return state.setErrorCode(ErrorCode.TRANSACTIONAL_ID_NOT_FOUND.code()).setTransactionState("");
+                }
+                state.setErrorCode(ErrorCode.NONE.code()).setTransactionState(view.state()).setTransactionTimeoutMs(view.timeoutMs())
+                    .setTransactionStartTimeMs(view.startTimestampMs()).setProducerId(view.producerId()).setProducerEpoch(view.producerEpoch());
+                Map<String, List<Integer>> byTopic = new LinkedHashMap<>();
+                for (TransactionMetadata.TxnPartition partition : view.partitions()) {
+                    byTopic.computeIfAbsent(partition.topic(), t -> new ArrayList<>()).add(partition.partition());
+                }
+                byTopic.forEach((topic, partitions) -> state.topics().add(new DescribeTransactionsResponseData.TopicData().setTopic(topic)
+                    .setPartitions(partitions)));
+                return state;
+            }));
+        }
+        CompletableFuture.allOf(states.toArray(new CompletableFuture[0])).whenComplete((done, failure) -> {
+            DescribeTransactionsResponseData response = new DescribeTransactionsResponseData();
+            for (CompletableFuture<DescribeTransactionsResponseData.TransactionState> state : states) {
+                response.transactionStates().add(state.isCompletedExceptionally()
+                    ? new DescribeTransactionsResponseData.TransactionState().setErrorCode(ErrorCode.UNKNOWN_SERVER_ERROR.code()).setTransactionState("")
+                    : state.join());
+            }
+            request.respond(response);
+        });
+    }
+
+    private static final Set<String> STATE_NAMES = Set.of("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit",
+        "CompleteAbort", "Dead", "PrepareEpochFence");
+
+    private void listTransactions(Request request) {
+        ListTransactionsRequestData body = request.body(ListTransactionsRequestData.class);
+        short version = request.apiVersion();
+        Pattern pattern = version >= 2 && body.transactionalIdPattern() != null && !body.transactionalIdPattern().isEmpty()
+            ? Pattern.compile(body.transactionalIdPattern()) : null;
+        long now = context.time().milliseconds();
+        coordinator().list().whenComplete((views, failure) -> {
+            ListTransactionsResponseData response = new ListTransactionsResponseData();
+            if (failure != null) {
+                request.respond(response.setErrorCode(ErrorCode.UNKNOWN_SERVER_ERROR.code()));
+                return;
+            }
+            for (String state : body.stateFilters()) {
+                if (!STATE_NAMES.contains(state)) {
+                    response.unknownStateFilters().add(state);
+                }
+            }
+            for (TransactionCoordinator.TransactionView view : views) {
+                if (!body.stateFilters().isEmpty() && !body.stateFilters().contains(view.state())) {
+                    continue;
+                }
+                if (!body.producerIdFilters().isEmpty() && !body.producerIdFilters().contains(view.producerId())) {
+                    continue;
+                }
+                if (version >= 1 && body.durationFilter() >= 0 && (view.startTimestampMs() < 0 || now - view.startTimestampMs() < body.durationFilter())) {
+                    continue;
+                }
+                if (pattern != null && !pattern.matcher(view.transactionalId()).matches()) {
+                    continue;
+                }
+                response.transactionStates().add(new ListTransactionsResponseData.TransactionState().setTransactionalId(view.transactionalId())
+                    .setProducerId(view.producerId()).setTransactionState(view.state()));
+            }
+            request.respond(response);
+        });
+    }
+
+    private void describeProducers(Request request) {
+        DescribeProducersRequestData body = request.body(DescribeProducersRequestData.class);
+        DescribeProducersResponseData response = new DescribeProducersResponseData();
+        for (DescribeProducersRequestData.TopicRequest topic : body.topics()) {
+            DescribeProducersResponseData.TopicResponse topicResponse = new DescribeProducersResponseData.TopicResponse().setName(topic.name());
+            for (int index : topic.partitionIndexes()) {
+                DescribeProducersResponseData.PartitionResponse partitionResponse = new DescribeProducersResponseData.PartitionResponse()
+                    .setPartitionIndex(index);
+                Partition partition = context.replicaManager().partition(new TopicPartition(topic.name(), index));
+                if (partition == null) {
+                    partitionResponse.setErrorCode(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.code());
+                } else {
+                    for (ProducerStateEntry entry : partition.log().producerStateSnapshot()) {
+                        partitionResponse.activeProducers().add(new DescribeProducersResponseData.ProducerState().setProducerId(entry.producerId())
+                            .setProducerEpoch(entry.producerEpoch()).setLastSequence(entry.lastSeq()).setLastTimestamp(entry.lastTimestamp())
+                            .setCoordinatorEpoch(entry.coordinatorEpoch())
+                            .setCurrentTxnStartOffset(entry.currentTxnFirstOffset().orElse(-1L)));
+                    }
+                }
+                topicResponse.partitions().add(partitionResponse);
+            }
+            response.topics().add(topicResponse);
+        }
+        request.respond(response);
+    }
+}
