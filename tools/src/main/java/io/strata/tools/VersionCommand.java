@@ -19,17 +19,27 @@ final class VersionCommand implements Runnable {
         }
     }
 
+    /** The Strata version this CLI was built as, or "unknown". */
+    static String strataVersion() {
+        return properties().getProperty("version", "unknown");
+    }
+
+    private static Properties properties() {
+        Properties properties = new Properties();
+        try (InputStream in = VersionCommand.class.getResourceAsStream("/strata-version.properties")) {
+            if (in != null) {
+                properties.load(in);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return properties;
+    }
+
     static final class Provider implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            Properties properties = new Properties();
-            try (InputStream in = VersionCommand.class.getResourceAsStream("/strata-version.properties")) {
-                if (in != null) {
-                    properties.load(in);
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            Properties properties = properties();
             return new String[] {
                 "strata " + properties.getProperty("version", "unknown"),
                 "Kafka protocol: message schemas of Apache Kafka " + properties.getProperty("kafka.protocol.version", "unknown")
