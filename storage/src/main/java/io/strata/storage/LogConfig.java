@@ -253,6 +253,15 @@ public final class LogConfig {
         return overrides;
     }
 
+    /**
+     * How long the active segment may stay open: segment.ms, or less on a compacted topic with a
+     * max.compaction.lag.ms, as in Kafka, since the cleaner never touches the active segment and
+     * could not otherwise honour the lag.
+     */
+    public long maxSegmentMs() {
+        return compact && maxCompactionLagMs > 0 ? Math.min(maxCompactionLagMs, segmentMs) : segmentMs;
+    }
+
     /** A random jitter in [0, segmentJitterMs) bounded by segmentMs, chosen once per segment. */
     public long randomSegmentJitterMs(java.util.Random random) {
         if (segmentJitterMs == 0) {

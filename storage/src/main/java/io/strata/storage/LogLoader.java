@@ -19,7 +19,9 @@ import java.util.concurrent.ConcurrentSkipListMap;
  * <ol>
  *   <li>finishes or rolls back interrupted operations: {@code .deleted} files are removed (the
  *       delete had been decided), {@code .cleaned} files are removed (the compaction had not been
- *       committed), {@code .swap} files are renamed into place (the compaction had been committed),
+ *       committed), {@code .swap} log files are renamed into place (the compaction had been
+ *       committed), the segments the swap replaced but had not been renamed {@code .deleted} yet
+ *       are deleted, and the swapped segment's indexes are dropped, to be rebuilt from it;
  *       {@code .tmp} files are removed;</li>
  *   <li>opens every segment; an index that is missing or fails its sanity check is rebuilt;</li>
  *   <li>after an unclean shutdown, recovers every segment from the one holding the recovery
@@ -76,6 +78,14 @@ final class LogLoader {
         recover(segments, needsRecovery);
 
         LogSegment active = segments.lastEntry().getValue();
+        // Opening re-extends every index to its preallocated size. Only the active segment's may
+        // stay so (as in Kafka): if the process dies, an inactive segment's index must still be
+        // exactly its entries, or it fails its sanity check and the next start rebuilds every
+        // index of the log instead of recovering from the recovery point.
+        for (LogSegment inactive : segments.headMap(active.baseOffset(), false).values()) {
+            inactive.offsetIndex().trimToValidSize();
+            inactive.timeIndex().trimToValidSize();
+        }
         active.resizeIndexes(log.config().segmentIndexBytes);
         long logEndOffset = active.readNextOffset();
         long logStartOffset = Math.max(params.checkpointedLogStartOffset(), segments.firstKey());
@@ -164,6 +174,42 @@ final class LogLoader {
         return offsets;
     }
 
+    /** Deletes the offset, time and transaction indexes of the segment that {@code segmentFileName} belongs to. */
+    private static void deleteIndexes(Path dir, String segmentFileName) throws IOException {
+        String prefix = segmentFileName.substring(0, segmentFileName.indexOf('.'));
+        for (String suffix : new String[] {LogSegment.INDEX_SUFFIX, LogSegment.TIME_INDEX_SUFFIX, LogSegment.TXN_INDEX_SUFFIX}) {
+            Files.deleteIfExists(dir.resolve(prefix + suffix));
+        }
+    }
+
+    /**
+     * A committed compaction replaced a run of segments starting at the swap segment's base
+     * offset; the process may have died before every replaced segment was renamed
+     * {@code .deleted}. As in Kafka, every segment whose base offset lies after the swap's base and
+     * before the swap's next offset was one of them: its files go, so that no offset is stored
+     * twice. A replaced segment the swap does not reach (everything in it was compacted away)
+     * holds only offsets past the swap's and may stay: its records are valid, merely uncompacted.
+     */
+    private static void deleteSegmentsReplacedBy(Path dir, Path swapLog) throws IOException {
+        String name = swapLog.getFileName().toString();
+        long swapBase = Long.parseLong(name.substring(0, name.indexOf('.')));
+        long swapNext = swapBase;
+        try (FileRecords records = FileRecords.open(swapLog)) {
+            for (FileRecords.FileBatch batch : records.batchesFrom(0)) {
+                swapNext = batch.nextOffset();
+            }
+        } catch (io.strata.protocol.ProtocolException e) {
+            LOG.warn("Swap file {} is unreadable after offset {}: {}", swapLog, swapNext, e.getMessage());
+        }
+        for (long base : segmentBaseOffsets(dir)) {
+            if (base > swapBase && base < swapNext) {
+                LOG.info("Deleting segment {} of {}: the compaction swapped in at {} replaced it", base, dir, swapBase);
+                Files.deleteIfExists(LogSegment.logFile(dir, base, ""));
+                deleteIndexes(dir, LogSegment.logFile(dir, base, "").getFileName().toString());
+            }
+        }
+    }
+
     private static void cleanLeftovers(Path dir) throws IOException {
         List<Path> swaps = new ArrayList<>();
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
@@ -178,8 +224,22 @@ final class LogLoader {
         }
         for (Path swap : swaps) {
             String name = swap.getFileName().toString();
-            Path target = swap.resolveSibling(name.substring(0, name.length() - LogSegment.SWAP_SUFFIX.length()));
-            Files.move(swap, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            if (name.endsWith(LogSegment.LOG_SUFFIX + LogSegment.SWAP_SUFFIX)) {
+                deleteSegmentsReplacedBy(dir, swap);
+            }
+        }
+        for (Path swap : swaps) {
+            String name = swap.getFileName().toString();
+            String targetName = name.substring(0, name.length() - LogSegment.SWAP_SUFFIX.length());
+            // As Kafka does: whichever files of the swapped segment had been renamed when the
+            // process died, its indexes may still describe the old log file. Drop them (swapped
+            // or not) so that they are rebuilt from the swapped log.
+            deleteIndexes(dir, targetName);
+            if (targetName.endsWith(LogSegment.LOG_SUFFIX)) {
+                Files.move(swap, swap.resolveSibling(targetName), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            } else {
+                Files.deleteIfExists(swap);
+            }
         }
         // Index files whose log file is gone are strays from an interrupted delete.
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {

@@ -2,6 +2,8 @@ package io.strata.storage;
 
 import io.strata.common.Time;
 import io.strata.storage.checkpoint.OffsetCheckpointFile;
+import io.strata.storage.cleaner.CleanerConfig;
+import io.strata.storage.cleaner.LogCleaner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,6 +29,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -40,7 +43,11 @@ import java.util.function.Function;
  *
  * <p>Per data directory it keeps Kafka's files: {@code recovery-point-offset-checkpoint},
  * {@code log-start-offset-checkpoint}, {@code .kafka_cleanshutdown} and a {@code .lock} held
- * while the broker runs.
+ * while the broker runs ({@code cleaner-offset-checkpoint} belongs to the log cleaner).
+ *
+ * <p>The {@link LogCleaner} starts once any log has cleanup.policy=compact (and
+ * log.cleaner.enable is set); from then on it, not this class, runs the retention of compacted
+ * logs, so that retention never deletes a segment the cleaner is rewriting.
  *
  * <p>Thread-safe.
  */
@@ -52,6 +59,8 @@ public final class LogManager implements Closeable {
     public static final String LOCK_FILE = ".lock";
     /** The metadata log lives beside the partition logs but is owned by the metadata layer. */
     public static final String METADATA_TOPIC = "__cluster_metadata";
+    /** How long a clean shutdown waits for a running background task (e.g. a segment flush) to end. */
+    private static final long SCHEDULER_SHUTDOWN_TIMEOUT_MS = 300_000L;
 
     /** Settings the log manager needs, taken from the broker configuration. */
     public record Settings(List<Path> logDirs, int recoveryThreadsPerDataDir, long retentionCheckIntervalMs, long flushCheckIntervalMs,
@@ -68,15 +77,30 @@ public final class LogManager implements Closeable {
     private final AtomicInteger nextDirectory = new AtomicInteger();
     private volatile int loadingRemaining;
     private volatile boolean loaded;
+    private final CleanerConfig cleanerConfig;
+    /** Created on first need (a compacted log) when the cleaner is enabled; guarded by {@code this} for creation. */
+    private volatile LogCleaner cleaner;
+    /** Given to every log: told each flush's duration in nanoseconds (the flush-latency metric). */
+    private volatile java.util.function.LongConsumer flushObserver = nanos -> { };
 
+    /** A log manager with Kafka's default cleaner settings. */
     public LogManager(Settings settings, Time time) {
+        this(settings, CleanerConfig.defaults(), time);
+    }
+
+    public LogManager(Settings settings, CleanerConfig cleanerConfig, Time time) {
         this.settings = settings;
+        this.cleanerConfig = cleanerConfig;
         this.time = time;
-        this.scheduler = Executors.newScheduledThreadPool(1, task -> {
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
             Thread thread = new Thread(task, "strata-log-scheduler");
             thread.setDaemon(true);
             return thread;
         });
+        // At shutdown, delayed tasks are dropped rather than waited for: file deletions they would
+        // have done are finished by the next start (.deleted files, -delete directories).
+        executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.scheduler = executor;
     }
 
     public ScheduledExecutorService scheduler() {
@@ -115,6 +139,7 @@ public final class LogManager implements Closeable {
             Files.deleteIfExists(dir.resolve(CLEAN_SHUTDOWN_FILE));
         }
         loaded = true;
+        maybeStartCleaner();
         scheduleBackgroundTasks();
         LOG.info("Loaded {} partition log(s) from {}", logs.size(), dirs);
     }
@@ -160,6 +185,7 @@ public final class LogManager implements Closeable {
             futures.add(pool.submit(() -> {
                 try {
                     UnifiedLog log = UnifiedLog.load(partitionDir, topicPartition, configs.apply(topicPartition.topic()), time, scheduler, params);
+                    log.setFlushObserver(flushObserver);
                     logs.put(topicPartition, log);
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
@@ -178,6 +204,12 @@ public final class LogManager implements Closeable {
 
     public boolean isLoaded() {
         return loaded;
+    }
+
+    /** Sets where every log, loaded or created from now on, reports its flush durations (nanoseconds). */
+    public void setFlushObserver(java.util.function.LongConsumer observer) {
+        this.flushObserver = observer;
+        logs.values().forEach(log -> log.setFlushObserver(observer));
     }
 
     private void lock(Path dir) throws IOException {
@@ -206,10 +238,16 @@ public final class LogManager implements Closeable {
             settings.producerIdExpirationCheckIntervalMs(), TimeUnit.MILLISECONDS);
     }
 
-    /** Runs one retention pass over every log; returns the segments deleted. */
+    /** Runs one retention pass over every log (but compacted ones while the cleaner runs); returns the segments deleted. */
     public int runRetention() {
+        // A topic may have been switched to compact since the last pass.
+        maybeStartCleaner();
+        LogCleaner running = cleaner;
         int deleted = 0;
         for (UnifiedLog log : logs.values()) {
+            if (running != null && running.isRunning() && log.config().compact) {
+                continue;
+            }
             try {
                 deleted += log.deleteOldSegments();
             } catch (IOException | RuntimeException e) {
@@ -269,6 +307,29 @@ public final class LogManager implements Closeable {
         }
     }
 
+    /** Starts the log cleaner if it is enabled, not yet started, and some log is compacted. */
+    public void maybeStartCleaner() {
+        if (!cleanerConfig.enabled() || cleaner != null || !loaded) {
+            return;
+        }
+        boolean anyCompacted = logs.values().stream().anyMatch(log -> log.config().compact);
+        if (!anyCompacted) {
+            return;
+        }
+        synchronized (this) {
+            if (cleaner == null) {
+                LogCleaner created = new LogCleaner(cleanerConfig, settings.logDirs(), logs::values, time);
+                created.startup();
+                cleaner = created;
+            }
+        }
+    }
+
+    /** The log cleaner, or null while none runs. */
+    public LogCleaner cleaner() {
+        return cleaner;
+    }
+
     public UnifiedLog getLog(TopicPartition topicPartition) {
         return logs.get(topicPartition);
     }
@@ -290,8 +351,12 @@ public final class LogManager implements Closeable {
             if (topicId.isPresent()) {
                 log.assignTopicId(topicId.get());
             }
+            log.setFlushObserver(flushObserver);
             logs.put(topicPartition, log);
             LOG.info("Created log for {} in {}", topicPartition, dir);
+            if (config.compact) {
+                maybeStartCleaner();
+            }
             return log;
         }
     }
@@ -328,6 +393,10 @@ public final class LogManager implements Closeable {
         if (log == null) {
             return;
         }
+        LogCleaner running = cleaner;
+        if (running != null) {
+            running.abortCleaning(topicPartition, log.dir().getParent());
+        }
         log.close();
         String deletedName = topicPartition + "." + UUID.randomUUID().toString().replace("-", "") + UnifiedLog.DELETE_DIR_SUFFIX;
         log.renameDir(deletedName);
@@ -346,13 +415,32 @@ public final class LogManager implements Closeable {
         }
     }
 
+    private void awaitSchedulerTermination() {
+        try {
+            if (!scheduler.awaitTermination(SCHEDULER_SHUTDOWN_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+                LOG.warn("A background log task still runs {} ms after shutdown began; closing the logs anyway",
+                    SCHEDULER_SHUTDOWN_TIMEOUT_MS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /**
      * Clean shutdown: flush and close every log, write checkpoints and the clean-shutdown
      * marker, release the directory locks.
      */
     @Override
     public void close() throws IOException {
-        scheduler.shutdownNow();
+        LogCleaner running = cleaner;
+        if (running != null) {
+            running.close();
+        }
+        // Never interrupt the scheduler: a thread interrupted inside FileChannel I/O (a background
+        // segment flush) closes that channel for good, and the flush below would fail on it.
+        // Pending tasks are dropped; a running one is waited for.
+        scheduler.shutdown();
+        awaitSchedulerTermination();
         IOException failure = null;
         for (UnifiedLog log : logs.values()) {
             try {

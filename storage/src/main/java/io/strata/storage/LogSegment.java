@@ -257,7 +257,12 @@ public final class LogSegment implements Closeable {
                 validBytes += batch.sizeInBytes();
                 bytesSinceLastIndexEntry += batch.sizeInBytes();
                 expectedNextOffset = batch.lastOffset() + 1;
-                if (epochCache != null && batch.partitionLeaderEpoch() >= 0) {
+                // As Kafka does, learn only epochs newer than the cache's latest. A segment recovered
+                // from the middle of the log holds older epochs whose start offsets lie in earlier
+                // segments: assigning one would drop every later entry and re-add the epoch at the
+                // wrong start offset.
+                if (epochCache != null && batch.partitionLeaderEpoch() >= 0
+                    && batch.partitionLeaderEpoch() > epochCache.latestEpoch().orElse(LeaderEpochFileCache.UNDEFINED_EPOCH)) {
                     epochCache.assign(batch.partitionLeaderEpoch(), batch.baseOffset());
                 }
                 if (producerState != null) {
@@ -365,7 +370,7 @@ public final class LogSegment implements Closeable {
 
     /** Roll conditions: size, time since the first batch (with jitter), full indexes, offset overflow. */
     public boolean shouldRoll(LogConfig config, int messagesSize, long largestTimestampMs, long maxOffsetInMessages, long nowMs) {
-        boolean reachedRollMs = timeWaitedForRoll(nowMs, largestTimestampMs) > config.segmentMs - rollJitterMs;
+        boolean reachedRollMs = timeWaitedForRoll(nowMs, largestTimestampMs) > config.maxSegmentMs() - rollJitterMs;
         return size() > config.segmentBytes - messagesSize
             || (size() > 0 && reachedRollMs)
             || offsetIndex.isFull() || timeIndex.isFull()

@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentNavigableMap;
@@ -73,6 +74,11 @@ public final class UnifiedLog implements Closeable {
     private volatile long lastFlushedMs;
     private long unflushedMessages;
     private volatile boolean closed;
+    /** Bumped by every truncation, so the cleaner can tell that segments it read may have changed. */
+    private volatile long truncationCount;
+    /** Told the duration in nanoseconds of each flush that fsynced something (the flush-latency metric). */
+    private volatile java.util.function.LongConsumer flushObserver = NO_FLUSH_OBSERVER;
+    private static final java.util.function.LongConsumer NO_FLUSH_OBSERVER = nanos -> { };
 
     private UnifiedLog(Path dir, TopicPartition topicPartition, LogConfig config, Time time, ScheduledExecutorService scheduler,
                        long producerIdExpirationMs, boolean fsyncOnAck) throws IOException {
@@ -652,12 +658,18 @@ public final class UnifiedLog implements Closeable {
 
     // ---------------------------------------------------------------- flush
 
+    /** Where each flush's duration (nanoseconds) is reported; the log manager sets it on every log. */
+    public void setFlushObserver(java.util.function.LongConsumer observer) {
+        this.flushObserver = observer;
+    }
+
     /** Fsyncs everything below {@code offset} and moves the recovery point there. */
     public void flush(long offset) throws IOException {
         long target = Math.min(offset, logEnd.messageOffset());
         if (target <= recoveryPoint) {
             return;
         }
+        long flushStartNanos = System.nanoTime();
         Map.Entry<Long, LogSegment> floor = segments.floorEntry(recoveryPoint);
         Collection<LogSegment> toFlush = (floor == null ? segments : segments.tailMap(floor.getKey(), true)).headMap(target, false).values();
         for (LogSegment segment : toFlush) {
@@ -670,6 +682,7 @@ public final class UnifiedLog implements Closeable {
                 unflushedMessages = 0;
             }
         }
+        flushObserver.accept(System.nanoTime() - flushStartNanos);
     }
 
     private void flushQuietly(long offset) {
@@ -789,6 +802,7 @@ public final class UnifiedLog implements Closeable {
             if (targetOffset >= logEnd.messageOffset()) {
                 return;
             }
+            truncationCount++;
             if (targetOffset < segments.firstKey()) {
                 truncateFullyAndStartAt(targetOffset);
                 return;
@@ -812,6 +826,7 @@ public final class UnifiedLog implements Closeable {
     /** Deletes every segment and starts empty at {@code newOffset}. */
     public void truncateFullyAndStartAt(long newOffset) throws IOException {
         synchronized (lock) {
+            truncationCount++;
             for (LogSegment segment : new ArrayList<>(segments.values())) {
                 segments.remove(segment.baseOffset());
                 scheduleDeletion(segment);
@@ -842,6 +857,145 @@ public final class UnifiedLog implements Closeable {
             }
         }
         producerState.updateMapEndOffset(logEnd.messageOffset());
+    }
+
+    // ---------------------------------------------------------------- compaction support
+
+    /** The segments that hold offsets in [{@code from}, {@code to}): the one containing {@code from} and every later one below {@code to}. */
+    public List<LogSegment> logSegments(long from, long to) {
+        if (from > to) {
+            throw new IllegalArgumentException("invalid segment range of " + topicPartition + ": from=" + from + " > to=" + to);
+        }
+        if (from == to) {
+            return List.of();
+        }
+        Long floor = segments.floorKey(from);
+        return new ArrayList<>(segments.subMap(floor == null ? from : floor, true, to, false).values());
+    }
+
+    /** The segments from the one containing {@code from} up to, not including, the active segment. */
+    public List<LogSegment> nonActiveLogSegmentsFrom(long from) {
+        return logSegments(Math.min(from, activeSegment().baseOffset()), activeSegment().baseOffset());
+    }
+
+    /** Incremented by every truncation; see {@link #replaceSegments}. */
+    public long truncationCount() {
+        return truncationCount;
+    }
+
+    /**
+     * What the cleaner must keep of a producer: the batch holding its last data offset (its last
+     * sequence), or, when it has none, its last transaction marker (its epoch, for fencing).
+     */
+    public record LastRecord(OptionalLong lastDataOffset, short producerEpoch) {
+    }
+
+    /** The last record of every producer the partition still tracks. */
+    public Map<Long, LastRecord> lastRecordsOfActiveProducers() {
+        synchronized (lock) {
+            Map<Long, LastRecord> last = new java.util.HashMap<>();
+            for (Map.Entry<Long, ProducerStateEntry> entry : producerState.activeProducers().entrySet()) {
+                long lastDataOffset = entry.getValue().lastDataOffset();
+                last.put(entry.getKey(), new LastRecord(lastDataOffset >= 0 ? OptionalLong.of(lastDataOffset) : OptionalLong.empty(),
+                    entry.getValue().producerEpoch()));
+            }
+            return last;
+        }
+    }
+
+    /** The points between the steps of {@link #replaceSegments}; a crash after each one leaves a state the loader repairs. */
+    public enum SwapStep {
+        /** Nothing renamed yet: the cleaned segment's files still end in {@code .cleaned} (a crash rolls the clean back). */
+        CLEANED_WRITTEN,
+        /** The cleaned files end in {@code .swap} (a crash from here on completes the swap). */
+        RENAMED_TO_SWAP,
+        /** The cleaned segment is in the segment map; the replaced segments are renamed {@code .deleted} and out of it. */
+        OLD_SEGMENTS_DELETED
+    }
+
+    /** Called after each {@link SwapStep}; tests throw from it to simulate a crash at that point. */
+    @FunctionalInterface
+    public interface SwapObserver {
+        SwapObserver NONE = step -> { };
+
+        void afterStep(SwapStep step) throws IOException;
+    }
+
+    /**
+     * Replaces {@code oldSegments}, a run of consecutive non-active segments, with {@code cleaned}
+     * (their compacted copy, base offset that of the first old segment, files suffixed
+     * {@code .cleaned}, fully written and flushed). Crash-safe, as Kafka does it:
+     * <ol>
+     *   <li>the cleaned files are renamed {@code .cleaned} → {@code .swap}, the log file first: once
+     *       {@code <base>.log.swap} exists the swap is committed, and the loader completes it;</li>
+     *   <li>the cleaned segment takes the first old segment's place in the segment map, the other old
+     *       segments leave it, and all old segments are renamed {@code .deleted} and deleted after
+     *       {@code file.delete.delay.ms};</li>
+     *   <li>the cleaned files are renamed {@code .swap} → final names.</li>
+     * </ol>
+     * Readers never see a gap: the map entry of the first old segment is replaced atomically, and
+     * until the other entries are removed they still name readable segments (the old ones), whose
+     * files stay open until the delayed delete.
+     *
+     * @param truncationCountAtStart {@link #truncationCount()} before the cleaner read the old segments
+     * @return false, changing nothing, if the log changed under the cleaner (closed, truncated, or
+     *         an old segment deleted or become active); the caller deletes the cleaned files
+     */
+    public boolean replaceSegments(LogSegment cleaned, List<LogSegment> oldSegments, long truncationCountAtStart,
+                                   SwapObserver observer) throws IOException {
+        synchronized (lock) {
+            if (oldSegments.isEmpty() || cleaned.baseOffset() != oldSegments.get(0).baseOffset()) {
+                throw new IllegalArgumentException("cleaned segment " + cleaned + " must start where the replaced segments "
+                    + oldSegments + " of " + topicPartition + " start");
+            }
+            String refusal = swapRefusal(oldSegments, truncationCountAtStart);
+            if (refusal != null) {
+                LOG.info("Not swapping in cleaned segment {} of {}: {}", cleaned, topicPartition, refusal);
+                return false;
+            }
+            observer.afterStep(SwapStep.CLEANED_WRITTEN);
+            cleaned.changeFileSuffixes(LogSegment.CLEANED_SUFFIX, LogSegment.SWAP_SUFFIX);
+            forceDirectory();
+            observer.afterStep(SwapStep.RENAMED_TO_SWAP);
+            segments.put(cleaned.baseOffset(), cleaned);
+            for (LogSegment old : oldSegments) {
+                if (old.baseOffset() != cleaned.baseOffset()) {
+                    segments.remove(old.baseOffset(), old);
+                }
+                scheduleDeletion(old);
+            }
+            observer.afterStep(SwapStep.OLD_SEGMENTS_DELETED);
+            cleaned.changeFileSuffixes(LogSegment.SWAP_SUFFIX, "");
+            forceDirectory();
+            return true;
+        }
+    }
+
+    /** Why the old segments may no longer be replaced, or null if they may. Called under the lock. */
+    private String swapRefusal(List<LogSegment> oldSegments, long truncationCountAtStart) {
+        if (closed) {
+            return "the log is closed";
+        }
+        if (truncationCount != truncationCountAtStart) {
+            return "the log was truncated while it was being cleaned";
+        }
+        for (LogSegment old : oldSegments) {
+            if (segments.get(old.baseOffset()) != old) {
+                return "segment " + old.baseOffset() + " was deleted while it was being cleaned";
+            }
+        }
+        long lastOld = oldSegments.get(oldSegments.size() - 1).baseOffset();
+        if (lastOld >= activeSegment().baseOffset()) {
+            return "segment " + lastOld + " is the active segment";
+        }
+        return null;
+    }
+
+    /** Makes renames in the log directory durable. */
+    private void forceDirectory() throws IOException {
+        try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(dir, java.nio.file.StandardOpenOption.READ)) {
+            channel.force(true);
+        }
     }
 
     // ---------------------------------------------------------------- lifecycle
