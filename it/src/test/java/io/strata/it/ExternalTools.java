@@ -47,6 +47,104 @@ final class ExternalTools {
         return onPath("node") && Files.isDirectory(nodeModulesRoot().resolve("node_modules/kafkajs"));
     }
 
+    /**
+     * A long-running tool whose stdout lines the test reads while it runs; its stdin stays open
+     * until {@link #closeInput()}. Tests wait on conditions over the lines seen so far with
+     * {@link #await}, which wakes up on every new line of any such process.
+     */
+    static final class LineProcess implements AutoCloseable {
+        /** Notified on every line read from any LineProcess. */
+        private static final Object NEW_LINE = new Object();
+
+        private final List<String> command;
+        private final Process process;
+        private final Path err;
+        private final List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        private LineProcess(List<String> command, Process process, Path err) {
+            this.command = command;
+            this.process = process;
+            this.err = err;
+        }
+
+        static LineProcess start(List<String> command) throws IOException {
+            Path err = Files.createTempFile("strata-tool", ".err");
+            Process process = new ProcessBuilder(command).redirectError(err.toFile()).start();
+            LineProcess started = new LineProcess(command, process, err);
+            Thread reader = new Thread(started::readLines, "stdout of " + command.get(0));
+            reader.setDaemon(true);
+            reader.start();
+            return started;
+        }
+
+        private void readLines() {
+            try (java.io.BufferedReader reader = new java.io.BufferedReader(
+                new java.io.InputStreamReader(process.getInputStream(), java.nio.charset.StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = reader.readLine()) != null) {
+                    lines.add(line);
+                    synchronized (NEW_LINE) {
+                        NEW_LINE.notifyAll();
+                    }
+                }
+            } catch (IOException e) {
+                // The process was destroyed: no more lines.
+            }
+            synchronized (NEW_LINE) {
+                NEW_LINE.notifyAll();
+            }
+        }
+
+        /** Every stdout line so far. */
+        List<String> lines() {
+            return List.copyOf(lines);
+        }
+
+        /** Waits until {@code condition} holds (checked after every new line), failing with {@code what} at the deadline. */
+        static void await(String what, java.time.Duration timeout, java.util.function.BooleanSupplier condition) throws InterruptedException {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            synchronized (NEW_LINE) {
+                while (!condition.getAsBoolean()) {
+                    long remainingMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                    if (remainingMs <= 0) {
+                        throw new AssertionError("timed out after " + timeout + " waiting for " + what);
+                    }
+                    NEW_LINE.wait(Math.min(remainingMs, 1000)); // re-check at least once a second: a process may have died
+                }
+            }
+        }
+
+        void closeInput() throws IOException {
+            process.getOutputStream().close();
+        }
+
+        /** Waits for a clean exit; fails with stderr on a non-zero exit or at the deadline. */
+        void awaitExit(long timeoutSeconds) throws IOException, InterruptedException {
+            if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+                throw new AssertionError(command + " did not finish in " + timeoutSeconds + " s; stderr: " + Files.readString(err));
+            }
+            if (process.exitValue() != 0) {
+                throw new AssertionError(command + " exited with " + process.exitValue() + "; stderr: " + Files.readString(err));
+            }
+        }
+
+        boolean isAlive() {
+            return process.isAlive();
+        }
+
+        String stderr() throws IOException {
+            return Files.readString(err);
+        }
+
+        @Override
+        public void close() throws IOException {
+            if (process.isAlive()) {
+                process.destroyForcibly();
+            }
+            Files.deleteIfExists(err);
+        }
+    }
+
     /** Runs a command to completion (bounded), feeding {@code stdin}; returns stdout, failing on a non-zero exit. */
     static String run(List<String> command, String stdin, long timeoutSeconds) throws IOException, InterruptedException {
         Path out = Files.createTempFile("strata-tool", ".out");

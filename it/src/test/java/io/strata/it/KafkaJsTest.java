@@ -22,7 +22,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * kafkajs (an independent protocol implementation) produces with idempotence, acks=all and
- * gzip; the Java consumer reads every record back with key, value and header.
+ * gzip; the Java consumer reads every record back with key, value and header. kafkajs consumer
+ * groups (classic protocol) read every record once, commit, and rebalance when a second member
+ * joins.
  */
 class KafkaJsTest {
     @TempDir
@@ -33,7 +35,7 @@ class KafkaJsTest {
     @BeforeEach
     void start() throws Exception {
         ExternalTools.require("node with kafkajs (npm install in it/src/test/js)", ExternalTools.kafkajsInstalled());
-        server = new StrataTestServer(dataDir);
+        server = new StrataTestServer(dataDir, java.util.Map.of("group.initial.rebalance.delay.ms", "0"));
     }
 
     @AfterEach
@@ -70,6 +72,105 @@ class KafkaJsTest {
                 }
             }
             assertThat(seen).hasSize(count);
+        }
+    }
+
+    private List<String> consumeCommand(String topic, String group, String count) {
+        return List.of("node", ExternalTools.nodeModulesRoot().resolve("consume.js").toString(), server.bootstrap(), topic, group, count);
+    }
+
+    private static List<String> fields(String line) {
+        return List.of(line.split("\t", -1));
+    }
+
+    /** The values of the RECORD lines. */
+    private static List<String> recordValues(List<String> lines) {
+        return lines.stream().filter(line -> line.startsWith("RECORD\t")).map(line -> fields(line).get(3)).toList();
+    }
+
+    /** The partitions of the member's latest JOIN line, or null before it has joined. */
+    private static Set<Integer> latestAssignment(ExternalTools.LineProcess member) {
+        List<String> joins = member.lines().stream().filter(line -> line.startsWith("JOIN\t")).toList();
+        if (joins.isEmpty()) {
+            return null;
+        }
+        String partitions = fields(joins.get(joins.size() - 1)).get(2);
+        Set<Integer> assigned = new HashSet<>();
+        for (String partition : partitions.split(",")) {
+            if (!partition.isEmpty()) {
+                assigned.add(Integer.parseInt(partition));
+            }
+        }
+        return assigned;
+    }
+
+    @Test
+    void kafkajsConsumerGroupReadsEveryRecordOnceAndCommits() throws Exception {
+        int count = 2000;
+        GroupClients.createAndProduce(server.bootstrap(), "js-group-topic", 3, count);
+
+        String output = ExternalTools.run(consumeCommand("js-group-topic", "js-group", Integer.toString(count)), null, 120);
+
+        List<String> lines = output.lines().toList();
+        assertThat(lines).anyMatch(line -> line.startsWith("JOIN\t") && line.endsWith("\t0,1,2"));
+        assertThat(recordValues(lines)).as("every record exactly once").hasSize(count).doesNotHaveDuplicates();
+        assertThat(lines.get(lines.size() - 1)).isEqualTo("STOPPED\t" + count);
+        assertThat(GroupClients.committedOffsets(server.bootstrap(), "js-group"))
+            .isEqualTo(GroupClients.endOffsets(server.bootstrap(), "js-group-topic", 3));
+    }
+
+    @Test
+    void aSecondKafkajsMemberTriggersARebalanceAndBothConsume() throws Exception {
+        int partitions = 4;
+        int count = 2000;
+        GroupClients.createAndProduce(server.bootstrap(), "js-rebalance-topic", partitions, 0);
+        Set<Integer> all = Set.of(0, 1, 2, 3);
+        try (ExternalTools.LineProcess first = ExternalTools.LineProcess.start(consumeCommand("js-rebalance-topic", "js-rebalance", "-"))) {
+            ExternalTools.LineProcess.await("the first member to own every partition", Duration.ofSeconds(60),
+                () -> all.equals(latestAssignment(first)) || !first.isAlive());
+            assertThat(latestAssignment(first)).as("first member alone; stderr: %s", first.stderr()).isEqualTo(all);
+
+            try (ExternalTools.LineProcess second = ExternalTools.LineProcess.start(consumeCommand("js-rebalance-topic", "js-rebalance", "-"))) {
+                ExternalTools.LineProcess.await("a rebalance that splits the partitions between both members", Duration.ofSeconds(60), () -> {
+                    Set<Integer> a = latestAssignment(first);
+                    Set<Integer> b = latestAssignment(second);
+                    if (!first.isAlive() || !second.isAlive()) {
+                        return true;
+                    }
+                    if (a == null || b == null || a.isEmpty() || b.isEmpty() || a.size() + b.size() != partitions) {
+                        return false;
+                    }
+                    Set<Integer> union = new HashSet<>(a);
+                    union.addAll(b);
+                    return union.equals(all);
+                });
+                Set<Integer> firstPartitions = latestAssignment(first);
+                Set<Integer> secondPartitions = latestAssignment(second);
+                assertThat(firstPartitions).as("stderr: %s %s", first.stderr(), second.stderr()).isNotEmpty();
+                assertThat(secondPartitions).isNotEmpty().doesNotContainAnyElementsOf(firstPartitions);
+
+                GroupClients.produce(server.bootstrap(), "js-rebalance-topic", partitions, 0, count);
+                ExternalTools.LineProcess.await("both members to read every record", Duration.ofSeconds(60),
+                    () -> recordValues(first.lines()).size() + recordValues(second.lines()).size() >= count
+                        || !first.isAlive() || !second.isAlive());
+                first.closeInput();
+                second.closeInput();
+                first.awaitExit(60);
+                second.awaitExit(60);
+
+                List<String> firstValues = recordValues(first.lines());
+                List<String> secondValues = recordValues(second.lines());
+                assertThat(firstValues).isNotEmpty();
+                assertThat(secondValues).isNotEmpty();
+                List<String> everything = new java.util.ArrayList<>(firstValues);
+                everything.addAll(secondValues);
+                assertThat(everything).as("every record exactly once across the group").hasSize(count).doesNotHaveDuplicates();
+                for (String value : firstValues) {
+                    assertThat(firstPartitions).contains(Integer.parseInt(value.substring("value-".length())) % partitions);
+                }
+                assertThat(GroupClients.committedOffsets(server.bootstrap(), "js-rebalance"))
+                    .isEqualTo(GroupClients.endOffsets(server.bootstrap(), "js-rebalance-topic", partitions));
+            }
         }
     }
 }

@@ -11,7 +11,11 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** librdkafka through kcat: metadata, produce with keys, consume back every record (plain and compressed). */
+/**
+ * librdkafka through kcat: metadata, produce with keys, consume back every record (plain and
+ * compressed), and a balanced consumer ({@code -G}, the classic group protocol) that reads
+ * every record once and commits its offsets.
+ */
 class KcatTest {
     @TempDir
     Path dataDir;
@@ -21,7 +25,7 @@ class KcatTest {
     @BeforeEach
     void start() throws Exception {
         ExternalTools.require("kcat", ExternalTools.onPath("kcat"));
-        server = new StrataTestServer(dataDir, java.util.Map.of("num.partitions", "3"));
+        server = new StrataTestServer(dataDir, java.util.Map.of("num.partitions", "3", "group.initial.rebalance.delay.ms", "0"));
     }
 
     @AfterEach
@@ -53,5 +57,32 @@ class KcatTest {
             String metadataWithTopic = ExternalTools.run(List.of("kcat", "-b", server.bootstrap(), "-L", "-t", topic), null, 60);
             assertThat(metadataWithTopic).contains("topic \"" + topic + "\" with 3 partitions");
         }
+    }
+
+    @Test
+    void balancedConsumerReadsEveryRecordOnceAndCommitsItsOffsets() throws Exception {
+        int count = 3000;
+        GroupClients.createAndProduce(server.bootstrap(), "kcat-group-topic", 3, count);
+
+        // -G joins group kcat-group (JoinGroup, SyncGroup, Heartbeat, OffsetFetch, OffsetCommit, LeaveGroup);
+        // -c stops after count records (-G does not support -e in every kcat version), and closing the consumer
+        // commits the offsets of everything it delivered (enable.auto.commit).
+        String consumed = ExternalTools.run(List.of("kcat", "-b", server.bootstrap(), "-G", "kcat-group", "kcat-group-topic",
+            "-c", Integer.toString(count), "-f", "%p %o %s\\n", "-q",
+            "-X", "auto.offset.reset=earliest", "-X", "enable.auto.commit=true"), null, 120);
+
+        List<String> lines = consumed.lines().filter(line -> !line.isEmpty()).toList();
+        List<String> values = lines.stream().map(line -> line.split(" ")[2]).toList();
+        assertThat(values).as("every record exactly once").hasSize(count).doesNotHaveDuplicates();
+        assertThat(values).allMatch(value -> value.startsWith("value-"));
+        for (String line : lines) {
+            String[] fields = line.split(" ");
+            int i = Integer.parseInt(fields[2].substring("value-".length()));
+            assertThat(Integer.parseInt(fields[0])).as("partition of %s", fields[2]).isEqualTo(i % 3);
+            assertThat(Long.parseLong(fields[1])).as("offset of %s", fields[2]).isEqualTo(i / 3);
+        }
+        assertThat(GroupClients.committedOffsets(server.bootstrap(), "kcat-group"))
+            .isEqualTo(GroupClients.endOffsets(server.bootstrap(), "kcat-group-topic", 3));
+        assertThat(GroupClients.describe(server.bootstrap(), "kcat-group").groupState()).isEqualTo(org.apache.kafka.common.GroupState.EMPTY);
     }
 }

@@ -22,6 +22,8 @@ public final class ServerProcessMain {
             int equals = arg.indexOf('=');
             properties.put(arg.substring(0, equals), arg.substring(equals + 1));
         }
+        // Tests run several nodes at once: never the fixed default metrics port.
+        properties.putIfAbsent("metrics.listener", "http://127.0.0.1:0");
         StrataServer server = new StrataServer(ServerConfig.fromMap(properties), Time.SYSTEM);
         Runtime.getRuntime().addShutdownHook(new Thread(server::close));
         server.startup();

@@ -30,6 +30,7 @@ final class StrataTestServer implements AutoCloseable {
         properties.put("log.dirs", dataDir.toString());
         properties.put("num.io.threads", "4");
         properties.put("num.network.threads", "2");
+        properties.put("metrics.listener", "http://127.0.0.1:0");
         properties.putAll(overrides);
         server = new StrataServer(ServerConfig.fromMap(properties), Time.SYSTEM);
         server.startup();

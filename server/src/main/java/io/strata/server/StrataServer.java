@@ -21,6 +21,7 @@ import io.strata.coordinator.group.GroupCoordinator;
 import io.strata.coordinator.group.GroupCoordinatorSettings;
 import io.strata.server.api.ProducerIdManager;
 import io.strata.server.config.ServerConfig;
+import io.strata.server.metrics.BrokerMetrics;
 import io.strata.server.network.RequestChannel;
 import io.strata.server.network.RequestHandlerPool;
 import io.strata.server.network.SocketServer;
@@ -32,6 +33,7 @@ import io.strata.storage.LogConfig;
 import io.strata.storage.LogManager;
 import io.strata.storage.TopicPartition;
 import io.strata.storage.UnifiedLog;
+import io.strata.storage.cleaner.CleanerConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,18 +59,24 @@ public final class StrataServer implements AutoCloseable {
 
     private final ServerConfig config;
     private final Time time;
-    private LogManager logManager;
+    // Volatile: the metrics endpoint reads these while start-up creates them.
+    private volatile LogManager logManager;
     private MetadataLog metadataLog;
-    private Controller controller;
-    private ReplicaManager replicaManager;
-    private DelayedOperationPurgatory<DelayedProduce> producePurgatory;
-    private DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
-    private SocketServer socketServer;
-    private RequestHandlerPool handlerPool;
-    private GroupCoordinator groupCoordinator;
-    private TransactionCoordinator transactionCoordinator;
+    private volatile Controller controller;
+    private volatile ReplicaManager replicaManager;
+    private volatile DelayedOperationPurgatory<DelayedProduce> producePurgatory;
+    private volatile DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
+    private volatile RequestChannel requestChannel;
+    private volatile SocketServer socketServer;
+    private volatile RequestHandlerPool handlerPool;
+    private volatile GroupCoordinator groupCoordinator;
+    private volatile TransactionCoordinator transactionCoordinator;
+    private volatile BrokerMetrics metrics = BrokerMetrics.disabled();
     private String clusterId;
     private volatile boolean started;
+    private volatile boolean metadataLoaded;
+    private volatile boolean uncleanStart;
+    private volatile boolean shuttingDown;
     private boolean closed;
 
     public StrataServer(ServerConfig config, Time time) {
@@ -110,6 +118,9 @@ public final class StrataServer implements AutoCloseable {
             .add(ApiMessageType.LIST_GROUPS, 0, 5)
             .add(ApiMessageType.DELETE_GROUPS, 0, 2)
             .add(ApiMessageType.OFFSET_DELETE, 0, 0)
+            // The consumer group protocol (KIP-848); served while group.version >= 1 is finalized.
+            .add(ApiMessageType.CONSUMER_GROUP_HEARTBEAT, 0, 1)
+            .add(ApiMessageType.CONSUMER_GROUP_DESCRIBE, 0, 1)
             // Transactions v1 (AddPartitionsToTxn round trips). EndTxn 5 / TxnOffsetCommit 5 / Produce 12 wait for transactions v2.
             .add(ApiMessageType.ADD_PARTITIONS_TO_TXN, 0, 3)
             .add(ApiMessageType.ADD_OFFSETS_TO_TXN, 0, 4)
@@ -124,37 +135,48 @@ public final class StrataServer implements AutoCloseable {
 
     public void startup() throws Exception {
         long startNanos = System.nanoTime();
+        // First, so that /health/ready can be watched while the logs load.
+        metrics = BrokerMetrics.start(this, config);
         int nodeId = config.nodeId();
         List<Path> logDirs = config.logDirs();
         clusterId = DataDirectories.ensureFormatted(logDirs, nodeId, config.getString(ServerConfig.CLUSTER_ID));
         Map<String, String> topicDefaults = config.topicDefaults();
 
         boolean cleanShutdown = Files.exists(logDirs.get(0).resolve(LogManager.CLEAN_SHUTDOWN_FILE));
+        uncleanStart = !cleanShutdown;
+        CleanerConfig cleanerConfig = new CleanerConfig(config.getBoolean(ServerConfig.LOG_CLEANER_ENABLE),
+            config.getInt(ServerConfig.LOG_CLEANER_THREADS), config.getLong(ServerConfig.LOG_CLEANER_DEDUPE_BUFFER_SIZE),
+            ((Number) config.value(ServerConfig.LOG_CLEANER_IO_BUFFER_LOAD_FACTOR)).doubleValue(),
+            config.getInt(ServerConfig.LOG_CLEANER_IO_BUFFER_SIZE), config.getLong(ServerConfig.LOG_CLEANER_BACKOFF_MS));
         logManager = new LogManager(new LogManager.Settings(logDirs, config.getInt(ServerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR),
             config.getLong(ServerConfig.LOG_RETENTION_CHECK_INTERVAL_MS), config.getLong(ServerConfig.LOG_FLUSH_SCHEDULER_INTERVAL_MS),
             config.getInt(ServerConfig.LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS), config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_MS),
-            config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS), config.fsyncOnAck()), time);
+            config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS), config.fsyncOnAck()), cleanerConfig, time);
+        logManager.setFlushObserver(metrics.flushObserver());
 
         Path metadataDir = logDirs.get(0).resolve(MetadataLog.TOPIC + "-0");
         LogConfig metadataConfig = LogConfig.of(Map.of(), Map.of(LogConfig.RETENTION_MS, "-1", LogConfig.RETENTION_BYTES, "-1"));
         UnifiedLog metadataUnifiedLog = UnifiedLog.load(metadataDir, new TopicPartition(MetadataLog.TOPIC, 0), metadataConfig, time,
             logManager.scheduler(), new UnifiedLog.LoadParams(0, 0, cleanShutdown, Long.MAX_VALUE / 4, true));
+        metadataUnifiedLog.setFlushObserver(metrics.flushObserver());
         metadataLog = new MetadataLog(metadataUnifiedLog);
         controller = new Controller(new ControllerSettings(nodeId, config.getInt(ServerConfig.NUM_PARTITIONS),
             config.getShort(ServerConfig.DEFAULT_REPLICATION_FACTOR), config.getBoolean(ServerConfig.DELETE_TOPIC_ENABLE), topicDefaults),
             metadataLog, time);
         int batches = controller.replay();
+        metadataLoaded = true;
 
         logManager.startup(topic -> LogConfig.of(topicDefaults, controller.image().configs(ConfigResource.topic(topic))));
 
         producePurgatory = new DelayedOperationPurgatory<>("Produce", time, config.getInt(ServerConfig.PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS));
         fetchPurgatory = new DelayedOperationPurgatory<>("Fetch", time, config.getInt(ServerConfig.FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS));
         replicaManager = new ReplicaManager(nodeId, logManager, topicDefaults, time, producePurgatory, fetchPurgatory);
+        replicaManager.setTopicMetrics(metrics.topicMetrics());
         controller.addPublisher(replicaManager);
         controller.publishInitialImage().get();
 
-        RequestChannel requestChannel = new RequestChannel(config.getInt(ServerConfig.QUEUED_MAX_REQUESTS));
-        socketServer = new SocketServer(config, requestChannel);
+        requestChannel = new RequestChannel(config.getInt(ServerConfig.QUEUED_MAX_REQUESTS));
+        socketServer = new SocketServer(config, requestChannel, metrics.networkObserver());
         socketServer.start();
         Features features = new Features();
         controller.registerBroker(advertisedEndpoints(), config.getString(ServerConfig.RACK), features.bootstrapLevels()).get();
@@ -168,6 +190,7 @@ public final class StrataServer implements AutoCloseable {
             config.getInt(ServerConfig.GROUP_MIN_SESSION_TIMEOUT_MS), config.getInt(ServerConfig.GROUP_MAX_SESSION_TIMEOUT_MS),
             config.getInt(ServerConfig.GROUP_INITIAL_REBALANCE_DELAY_MS), config.getInt(ServerConfig.GROUP_MAX_SIZE),
             config.getInt(ServerConfig.OFFSET_METADATA_MAX_BYTES), 2), offsetsTopic, time);
+        groupCoordinator.configureConsumerGroups(config.consumerGroupSettings(), new io.strata.server.api.ImageTopicsView(controller));
         controller.addPublisher(offsetsTopic);
         offsetsTopic.onPartitionsLed(led -> groupCoordinator.onPartitionsLed(led.keySet()));
 
@@ -238,6 +261,68 @@ public final class StrataServer implements AutoCloseable {
         return socketServer;
     }
 
+    public ServerConfig config() {
+        return config;
+    }
+
+    public int nodeId() {
+        return config.nodeId();
+    }
+
+    // Accessors for the metrics endpoint: null until start-up creates the component.
+
+    public LogManager logManager() {
+        return logManager;
+    }
+
+    public GroupCoordinator groupCoordinator() {
+        return groupCoordinator;
+    }
+
+    public TransactionCoordinator transactionCoordinator() {
+        return transactionCoordinator;
+    }
+
+    public RequestChannel requestChannel() {
+        return requestChannel;
+    }
+
+    public RequestHandlerPool requestHandlerPool() {
+        return handlerPool;
+    }
+
+    public DelayedOperationPurgatory<DelayedProduce> producePurgatory() {
+        return producePurgatory;
+    }
+
+    public DelayedOperationPurgatory<DelayedFetch> fetchPurgatory() {
+        return fetchPurgatory;
+    }
+
+    /** Whether the metadata log has been replayed into the image. */
+    public boolean isMetadataLoaded() {
+        return metadataLoaded;
+    }
+
+    /** Whether this start follows an unclean shutdown (so loading the logs recovers them). */
+    public boolean isRecoveringFromUncleanShutdown() {
+        return uncleanStart;
+    }
+
+    public boolean isShuttingDown() {
+        return shuttingDown;
+    }
+
+    /** The metrics endpoint's bound port (set before the logs load), or -1 if metrics are disabled or not started. */
+    public int metricsPort() {
+        return metrics.port();
+    }
+
+    /** This broker's metrics (a disabled instance when metrics.enabled=false). */
+    public BrokerMetrics metrics() {
+        return metrics;
+    }
+
     /** Controlled shutdown. Safe to call more than once and after a failed start. */
     @Override
     public synchronized void close() {
@@ -245,6 +330,7 @@ public final class StrataServer implements AutoCloseable {
             return;
         }
         closed = true;
+        shuttingDown = true;
         started = false;
         long startNanos = System.nanoTime();
         LOG.info("Shutting down");
@@ -283,6 +369,7 @@ public final class StrataServer implements AutoCloseable {
         } catch (Exception e) {
             LOG.error("Error during shutdown", e);
         }
+        metrics.close();
         LOG.info("Shut down in {} ms", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos));
     }
 }

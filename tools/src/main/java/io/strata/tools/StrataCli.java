@@ -16,8 +16,8 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = VersionCommand.Provider.class,
     description = "Strata: a Kafka-compatible event streaming platform.",
-    subcommands = {ServerCommand.class, TopicsCommand.class, ProduceCommand.class, ConsumeCommand.class, VersionCommand.class,
-        CommandLine.HelpCommand.class})
+    subcommands = {ServerCommand.class, TopicsCommand.class, ProduceCommand.class, ConsumeCommand.class, GroupsCommand.class, MetricsCommand.class,
+        VersionCommand.class, CommandLine.HelpCommand.class})
 public final class StrataCli implements Runnable {
     /** Exit code of a command whose operation failed. */
     public static final int EXIT_FAILURE = 1;

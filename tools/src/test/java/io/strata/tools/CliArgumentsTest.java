@@ -162,4 +162,41 @@ class CliArgumentsTest {
         assertThat(result.out()).contains("topics", "produce", "consume");
         assertThat(CliRunner.run("topics", "--help").out()).contains("create", "list", "describe", "alter", "delete");
     }
+
+    @Test
+    void resetOffsetsTakesExactlyOneScenario() {
+        GroupsResetOffsetsCommand reset = parse("groups", "reset-offsets", "--group", "g", "--topic", "t:0,2", "--topic", "u", "--shift-by", "-3");
+
+        assertThat(reset.groupId).isEqualTo("g");
+        assertThat(reset.topicArguments).containsExactly("t:0,2", "u");
+        assertThat(reset.scenario.shiftBy).isEqualTo(-3L);
+        assertThat(reset.execute).isFalse();
+        assertThat(((GroupsResetOffsetsCommand) parse("groups", "reset-offsets", "--group", "g", "--all-topics",
+            "--to-datetime", "2024-05-01T12:00:00Z", "--execute")).scenario.toDateTimeMs).isEqualTo(1714564800000L);
+
+        CliRunner.Result twoScenarios = CliRunner.run("groups", "reset-offsets", "--group", "g", "--topic", "t", "--to-earliest", "--to-latest");
+        assertThat(twoScenarios.exitCode()).isEqualTo(2);
+        assertThat(twoScenarios.err()).contains("mutually exclusive");
+        CliRunner.Result badDate = CliRunner.run("groups", "reset-offsets", "--group", "g", "--topic", "t", "--to-datetime", "last tuesday");
+        assertThat(badDate.exitCode()).isEqualTo(2);
+        assertThat(badDate.err()).contains("'last tuesday'");
+    }
+
+    @Test
+    void groupCommandsRefuseContradictoryOptionsBeforeConnecting() {
+        // No broker listens on the default address in tests: a usage error must come first.
+        CliRunner.Result views = CliRunner.run("groups", "describe", "g", "--members", "--state");
+        assertThat(views.exitCode()).isEqualTo(2);
+        assertThat(views.err()).contains("choose one of --members, --state and --offsets");
+
+        CliRunner.Result noGroups = CliRunner.run("groups", "describe");
+        assertThat(noGroups.exitCode()).isEqualTo(2);
+
+        CliRunner.Result scope = CliRunner.run("groups", "reset-offsets", "--group", "g", "--to-earliest");
+        assertThat(scope.exitCode()).isEqualTo(2);
+        assertThat(scope.err()).contains("choose the partitions with --topic, or give --all-topics");
+
+        CliRunner.Result both = CliRunner.run("groups", "reset-offsets", "--group", "g", "--topic", "t", "--to-earliest", "--execute", "--dry-run");
+        assertThat(both.exitCode()).isEqualTo(2);
+    }
 }

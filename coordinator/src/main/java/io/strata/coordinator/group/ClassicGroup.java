@@ -28,6 +28,11 @@ final class ClassicGroup {
     /** Static members: group.instance.id → member id. */
     final Map<String, String> staticMembers = new HashMap<>();
     ScheduledFuture<?> joinTimer;
+    /** Rebalance statistics (metrics only): when the running rebalance began (-1: none), and the completed ones. */
+    long rebalanceStartMs = -1;
+    long completedRebalances;
+    long lastRebalanceDurationMs = -1;
+    long totalRebalanceDurationMs;
     /** Set while the initial rebalance delay of an empty group is running. */
     boolean initialDelayRunning;
     long initialDelayDeadlineMs;
@@ -41,6 +46,16 @@ final class ClassicGroup {
     }
 
     void transitionTo(ClassicGroupState next, long nowMs) {
+        if (next == ClassicGroupState.PREPARING_REBALANCE && rebalanceStartMs < 0) {
+            rebalanceStartMs = nowMs;
+        } else if (next == ClassicGroupState.STABLE && rebalanceStartMs >= 0) {
+            completedRebalances++;
+            lastRebalanceDurationMs = nowMs - rebalanceStartMs;
+            totalRebalanceDurationMs += lastRebalanceDurationMs;
+            rebalanceStartMs = -1;
+        } else if (next == ClassicGroupState.EMPTY || next == ClassicGroupState.DEAD) {
+            rebalanceStartMs = -1;
+        }
         state = next;
         stateTimestampMs = nowMs;
     }

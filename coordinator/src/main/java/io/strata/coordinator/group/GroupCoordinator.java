@@ -1,7 +1,16 @@
 package io.strata.coordinator.group;
 
 import io.strata.common.Time;
+import io.strata.coordinator.group.consumer.ClassicGroups;
+import io.strata.coordinator.group.consumer.ConsumerGroupManager;
+import io.strata.coordinator.group.consumer.ConsumerGroupSettings;
+import io.strata.coordinator.group.consumer.ExecutorCoordinatorTimer;
+import io.strata.coordinator.group.consumer.GroupRecordLog;
+import io.strata.coordinator.group.consumer.TopicsView;
 import io.strata.protocol.ErrorCode;
+import io.strata.protocol.message.ConsumerGroupDescribeResponseData;
+import io.strata.protocol.message.ConsumerGroupHeartbeatRequestData;
+import io.strata.protocol.message.ConsumerGroupHeartbeatResponseData;
 import io.strata.protocol.message.DescribeGroupsResponseData;
 import io.strata.protocol.message.JoinGroupRequestData;
 import io.strata.protocol.message.JoinGroupResponseData;
@@ -44,6 +53,8 @@ public final class GroupCoordinator implements AutoCloseable {
     private final GroupStore store;
     private final ScheduledExecutorService[] threads;
     private final Map<Integer, GroupShard> shards = new ConcurrentHashMap<>();
+    private volatile ConsumerGroupSettings consumerGroupSettings = ConsumerGroupSettings.DEFAULT;
+    private volatile Supplier<TopicsView> topics = () -> TopicsView.EMPTY;
 
     public GroupCoordinator(GroupCoordinatorSettings settings, CoordinatorLog log, Time time) {
         this.settings = settings;
@@ -71,12 +82,50 @@ public final class GroupCoordinator implements AutoCloseable {
         return settings.offsetsTopicPartitions();
     }
 
+    /**
+     * Settings of consumer groups (KIP-848) and the cluster's topics they assign from. Called
+     * once, before any partition is led.
+     */
+    public void configureConsumerGroups(ConsumerGroupSettings consumerSettings, Supplier<TopicsView> clusterTopics) {
+        this.consumerGroupSettings = consumerSettings;
+        this.topics = clusterTopics;
+    }
+
+    private ConsumerGroupManager consumerGroupManager(int partition, GroupShard shard, ScheduledExecutorService executor) {
+        GroupRecordLog recordLog = new GroupRecordLog() {
+            @Override
+            public void append(List<byte[][]> records, java.util.function.Consumer<ErrorCode> done) {
+                store.write(shard, records, done);
+            }
+
+            @Override
+            public void replay(java.util.function.BiConsumer<java.nio.ByteBuffer, java.nio.ByteBuffer> records) {
+                store.replayRaw(shard, records);
+            }
+        };
+        ClassicGroups classicGroups = new ClassicGroups() {
+            @Override
+            public Boolean isEmpty(String groupId) {
+                ClassicGroup group = shard.group(groupId);
+                return group == null ? null : group.members.isEmpty() && group.pendingMembers.isEmpty();
+            }
+
+            @Override
+            public void remove(String groupId) {
+                shard.groups.remove(groupId);
+            }
+        };
+        return new ConsumerGroupManager(partition, consumerGroupSettings, time, new ExecutorCoordinatorTimer(executor), recordLog,
+            () -> topics.get(), classicGroups);
+    }
+
     /** Starts coordinating the given partitions (this node leads them): replays each in the background. */
     public void onPartitionsLed(Set<Integer> partitions) {
         for (int partition : partitions) {
             shards.computeIfAbsent(partition, p -> {
                 ScheduledExecutorService executor = threads[p % threads.length];
                 GroupShard shard = new GroupShard(p, settings, executor, store, time);
+                shard.consumerGroups = consumerGroupManager(p, shard, executor);
                 executor.execute(() -> {
                     long start = System.nanoTime();
                     store.load(shard);
@@ -131,8 +180,15 @@ public final class GroupCoordinator implements AutoCloseable {
     }
 
     public CompletableFuture<JoinGroupResponseData> joinGroup(JoinGroupRequestData request, short version, String clientId, String clientHost) {
-        return onShardAsync(request.groupId(), (shard, result) -> shard.joinGroup(request, version, clientId, clientHost, result::complete),
-            () -> new JoinGroupResponseData().setErrorCode(ErrorCode.NOT_COORDINATOR.code()).setMemberId(request.memberId()).setGenerationId(-1));
+        // A group id used by consumer-protocol members cannot be joined with the classic protocol (no online migration).
+        return onShardAsync(request.groupId(), (shard, result) -> shard.consumerGroups.yieldToClassicGroup(request.groupId(), error -> {
+            if (error == ErrorCode.NONE) {
+                shard.joinGroup(request, version, clientId, clientHost, result::complete);
+            } else {
+                result.complete(new JoinGroupResponseData().setErrorCode(error.code()).setMemberId(request.memberId()).setGenerationId(-1)
+                    .setProtocolName(null).setLeader(""));
+            }
+        }), () -> new JoinGroupResponseData().setErrorCode(ErrorCode.NOT_COORDINATOR.code()).setMemberId(request.memberId()).setGenerationId(-1));
     }
 
     public CompletableFuture<SyncGroupResponseData> syncGroup(SyncGroupRequestData request) {
@@ -155,24 +211,34 @@ public final class GroupCoordinator implements AutoCloseable {
     }
 
     public CompletableFuture<List<CommitResult>> commitOffsets(OffsetCommitRequestData request) {
+        return commitOffsets(request, Short.MAX_VALUE);
+    }
+
+    /** OffsetCommit at {@code version} (consumer-protocol members must use v9+). */
+    public CompletableFuture<List<CommitResult>> commitOffsets(OffsetCommitRequestData request, short version) {
         List<CommitResult> notCoordinator = new ArrayList<>();
         for (OffsetCommitRequestData.OffsetCommitRequestTopic topic : request.topics()) {
             for (OffsetCommitRequestData.OffsetCommitRequestPartition partition : topic.partitions()) {
                 notCoordinator.add(new CommitResult(topic.name(), partition.partitionIndex(), ErrorCode.NOT_COORDINATOR));
             }
         }
-        return onShardAsync(request.groupId(), (shard, result) -> commitOnShard(shard, request, result), () -> notCoordinator);
+        return onShardAsync(request.groupId(), (shard, result) -> commitOnShard(shard, request, version, result), () -> notCoordinator);
     }
 
-    private void commitOnShard(GroupShard shard, OffsetCommitRequestData request, CompletableFuture<List<CommitResult>> result) {
+    private void commitOnShard(GroupShard shard, OffsetCommitRequestData request, short version, CompletableFuture<List<CommitResult>> result) {
+        boolean consumerGroup = request.groupId() != null && shard.loaded && shard.consumerGroups.has(request.groupId());
         ErrorCode groupError = request.groupId() == null || request.groupId().isEmpty() ? ErrorCode.INVALID_GROUP_ID
+            : consumerGroup ? null // validated per partition below (KIP-1251)
             : shard.validateCommit(request.groupId(), request.generationIdOrMemberEpoch(), request.memberId(), request.groupInstanceId());
+        if (groupError == ErrorCode.ILLEGAL_GENERATION && version >= 9 && shard.group(request.groupId()) == null) {
+            groupError = ErrorCode.GROUP_ID_NOT_FOUND; // Kafka's answer from v9 to a generation of a group that does not exist
+        }
         List<GroupShard.PartitionCommit> commits = new ArrayList<>();
         List<byte[][]> records = new ArrayList<>();
         long now = time.milliseconds();
         for (OffsetCommitRequestData.OffsetCommitRequestTopic topic : request.topics()) {
             for (OffsetCommitRequestData.OffsetCommitRequestPartition partition : topic.partitions()) {
-                ErrorCode error = groupError;
+                ErrorCode error = consumerGroup ? consumerGroupCommitError(shard, request, version, topic.name(), partition.partitionIndex()) : groupError;
                 String metadata = partition.committedMetadata() == null ? "" : partition.committedMetadata();
                 if (error == null && metadata.length() > settings.offsetMetadataMaxBytes()) {
                     error = ErrorCode.OFFSET_METADATA_TOO_LARGE;
@@ -199,6 +265,13 @@ public final class GroupCoordinator implements AutoCloseable {
         });
     }
 
+    /** The error of committing one partition to a consumer group (member epoch instead of generation), or null. */
+    private static ErrorCode consumerGroupCommitError(GroupShard shard, OffsetCommitRequestData request, short version, String topic, int partition) {
+        ErrorCode error = shard.consumerGroups.validateOffsetCommit(request.groupId(), request.memberId(), request.generationIdOrMemberEpoch(),
+            version, false, topic, partition);
+        return error == ErrorCode.NONE ? null : error;
+    }
+
     /** Kafka's mapping of internal-topic write errors to what group clients understand. */
     static ErrorCode mapWriteError(ErrorCode error) {
         return switch (error) {
@@ -215,9 +288,21 @@ public final class GroupCoordinator implements AutoCloseable {
     }
 
     public CompletableFuture<FetchedOffsets> fetchOffsets(String groupId, Map<String, List<Integer>> requested) {
+        return fetchOffsets(groupId, requested, null, -1);
+    }
+
+    /**
+     * OffsetFetch (v9+ carries the member id and epoch of a consumer-protocol member, which must
+     * be current: UNKNOWN_MEMBER_ID / STALE_MEMBER_EPOCH otherwise).
+     */
+    public CompletableFuture<FetchedOffsets> fetchOffsets(String groupId, Map<String, List<Integer>> requested, String memberId, int memberEpoch) {
         return onShard(groupId, shard -> {
             if (!shard.loaded) {
                 return new FetchedOffsets(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, Map.of());
+            }
+            ErrorCode memberError = shard.consumerGroups.validateOffsetFetch(groupId, memberId, memberEpoch);
+            if (memberError != ErrorCode.NONE) {
+                return new FetchedOffsets(memberError, Map.of());
             }
             Map<String, Map<Integer, OffsetAndMetadata>> result = new LinkedHashMap<>();
             Map<GroupShard.TopicPartitionKey, OffsetAndMetadata> committed = shard.committedOffsets(groupId);
@@ -238,7 +323,12 @@ public final class GroupCoordinator implements AutoCloseable {
     }
 
     public CompletableFuture<DescribeGroupsResponseData.DescribedGroup> describeGroup(String groupId) {
-        return onShard(groupId, shard -> shard.describe(groupId), () -> new DescribeGroupsResponseData.DescribedGroup().setGroupId(groupId)
+        return onShard(groupId, shard -> shard.loaded && shard.consumerGroups.has(groupId)
+            // Kafka's DescribeGroups does not describe consumer groups (admin clients use ConsumerGroupDescribe).
+            ? new DescribeGroupsResponseData.DescribedGroup().setGroupId(groupId).setErrorCode(ErrorCode.GROUP_ID_NOT_FOUND.code())
+                .setErrorMessage("Group " + groupId + " is not a classic group.").setGroupState("Dead").setProtocolType("").setProtocolData("")
+                .setAuthorizedOperations(Integer.MIN_VALUE)
+            : shard.describe(groupId), () -> new DescribeGroupsResponseData.DescribedGroup().setGroupId(groupId)
             .setErrorCode(ErrorCode.NOT_COORDINATOR.code()).setGroupState("").setProtocolType("").setProtocolData(""));
     }
 
@@ -254,11 +344,14 @@ public final class GroupCoordinator implements AutoCloseable {
                     if (!states.isEmpty() && states.stream().noneMatch(s -> s.equalsIgnoreCase(state))) {
                         continue;
                     }
-                    if (!types.isEmpty() && types.stream().noneMatch(t -> t.equalsIgnoreCase("classic"))) {
+                    if (!types.isEmpty() && types.stream().noneMatch(t -> t.equalsIgnoreCase("classic")) || shard.consumerGroups.has(group.groupId)) {
                         continue;
                     }
                     listed.add(new ListGroupsResponseData.ListedGroup().setGroupId(group.groupId)
                         .setProtocolType(group.protocolType == null ? "" : group.protocolType).setGroupState(state).setGroupType("classic"));
+                }
+                if (types.isEmpty() || types.stream().anyMatch(t -> t.equalsIgnoreCase("consumer"))) {
+                    listed.addAll(shard.consumerGroups.list(states));
                 }
                 future.complete(listed);
             });
@@ -273,6 +366,10 @@ public final class GroupCoordinator implements AutoCloseable {
 
     public CompletableFuture<ErrorCode> deleteGroup(String groupId) {
         return onShardAsync(groupId, (shard, result) -> {
+            if (shard.loaded && shard.consumerGroups.has(groupId)) {
+                deleteConsumerGroup(shard, groupId, result);
+                return;
+            }
             ErrorCode error = shard.canDelete(groupId);
             if (error != null) {
                 result.complete(error);
@@ -292,12 +389,30 @@ public final class GroupCoordinator implements AutoCloseable {
         }, () -> ErrorCode.NOT_COORDINATOR);
     }
 
+    private static void deleteConsumerGroup(GroupShard shard, String groupId, CompletableFuture<ErrorCode> result) {
+        ErrorCode error = shard.consumerGroups.validateDelete(groupId);
+        if (error != ErrorCode.NONE) {
+            result.complete(error);
+            return;
+        }
+        List<byte[][]> tombstones = new ArrayList<>();
+        for (GroupShard.TopicPartitionKey key : shard.committedOffsets(groupId).keySet()) {
+            tombstones.add(new byte[][] {GroupStore.offsetKey(groupId, key.topic(), key.partition()), null});
+        }
+        shard.consumerGroups.delete(groupId, tombstones, writeError -> {
+            if (writeError == ErrorCode.NONE) {
+                shard.removeGroup(groupId);
+            }
+            result.complete(writeError);
+        });
+    }
+
     /** OffsetDelete: removes committed offsets of partitions the group no longer consumes. */
     public CompletableFuture<Map<String, Map<Integer, ErrorCode>>> deleteOffsets(String groupId, Map<String, List<Integer>> partitions) {
         return onShardAsync(groupId, (shard, result) -> {
             Map<String, Map<Integer, ErrorCode>> errors = new LinkedHashMap<>();
             ClassicGroup group = shard.group(groupId);
-            if (!shard.loaded || (group == null && !shard.offsetGroups().contains(groupId))) {
+            if (!shard.loaded || (group == null && !shard.offsetGroups().contains(groupId) && !shard.consumerGroups.has(groupId))) {
                 ErrorCode error = !shard.loaded ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.GROUP_ID_NOT_FOUND;
                 result.complete(Map.of("", Map.of(-1, error)));
                 return;
@@ -306,7 +421,8 @@ public final class GroupCoordinator implements AutoCloseable {
             List<GroupShard.TopicPartitionKey> deleted = new ArrayList<>();
             for (Map.Entry<String, List<Integer>> topic : partitions.entrySet()) {
                 for (int partition : topic.getValue()) {
-                    boolean subscribed = group != null && group.is(ClassicGroupState.STABLE) && isSubscribed(group, topic.getKey());
+                    boolean subscribed = group != null && group.is(ClassicGroupState.STABLE) && isSubscribed(group, topic.getKey())
+                        || shard.consumerGroups.has(groupId) && shard.consumerGroups.group(groupId).isSubscribedTo(topic.getKey());
                     ErrorCode error = subscribed ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE;
                     errors.computeIfAbsent(topic.getKey(), t -> new LinkedHashMap<>()).put(partition, error);
                     if (!subscribed) {
@@ -406,6 +522,51 @@ public final class GroupCoordinator implements AutoCloseable {
     /** Whether a group has offsets waiting for a transaction to complete (OffsetFetch requireStable). */
     public CompletableFuture<Boolean> hasPendingTransactionalOffsets(String groupId) {
         return onShard(groupId, shard -> shard.hasPendingTransactionalOffset(groupId, null), () -> false);
+    }
+
+    // ---------------------------------------------------------------- consumer groups (KIP-848)
+
+    public CompletableFuture<ConsumerGroupHeartbeatResponseData> consumerGroupHeartbeat(ConsumerGroupHeartbeatRequestData request, short version,
+                                                                                       String clientId, String clientHost) {
+        return onShardAsync(request.groupId(), (shard, result) -> shard.consumerGroups.heartbeat(request, version, clientId, clientHost,
+            result::complete), () -> new ConsumerGroupHeartbeatResponseData().setErrorCode(ErrorCode.NOT_COORDINATOR.code()));
+    }
+
+    public CompletableFuture<ConsumerGroupDescribeResponseData.DescribedGroup> consumerGroupDescribe(String groupId) {
+        return onShard(groupId, shard -> shard.consumerGroups.describe(groupId), () -> new ConsumerGroupDescribeResponseData.DescribedGroup()
+            .setGroupId(groupId).setErrorCode(ErrorCode.NOT_COORDINATOR.code()));
+    }
+
+    // ---------------------------------------------------------------- metrics (read-only)
+
+    /**
+     * Statistics of every group this node coordinates (state, members, rebalances, and the lag
+     * of each committed partition behind {@code endOffsets}: topic, partition to the partition's
+     * end, negative if unknown). Computed on each shard's thread from the state it holds, with
+     * no log reads: one task per shard.
+     */
+    public CompletableFuture<List<GroupStatistics>> groupStatistics(java.util.function.ToLongBiFunction<String, Integer> endOffsets) {
+        List<CompletableFuture<List<GroupStatistics>>> perShard = new ArrayList<>();
+        for (GroupShard shard : shards.values()) {
+            CompletableFuture<List<GroupStatistics>> future = new CompletableFuture<>();
+            try {
+                shard.executor().execute(() -> {
+                    try {
+                        future.complete(GroupStatistics.of(shard, endOffsets));
+                    } catch (RuntimeException e) {
+                        future.completeExceptionally(e);
+                    }
+                });
+            } catch (java.util.concurrent.RejectedExecutionException closing) {
+                future.complete(List.of());
+            }
+            perShard.add(future);
+        }
+        return CompletableFuture.allOf(perShard.toArray(new CompletableFuture[0])).thenApply(done -> {
+            List<GroupStatistics> all = new ArrayList<>();
+            perShard.forEach(future -> all.addAll(future.join()));
+            return all;
+        });
     }
 
     @Override

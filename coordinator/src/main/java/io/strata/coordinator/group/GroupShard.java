@@ -1,6 +1,7 @@
 package io.strata.coordinator.group;
 
 import io.strata.common.Time;
+import io.strata.coordinator.group.consumer.ConsumerGroupManager;
 import io.strata.protocol.ErrorCode;
 import io.strata.protocol.message.DescribeGroupsResponseData;
 import io.strata.protocol.message.JoinGroupRequestData;
@@ -45,6 +46,8 @@ final class GroupShard {
     final Map<String, ClassicGroup> groups = new HashMap<>();
     final Map<String, Map<TopicPartitionKey, OffsetAndMetadata>> offsets = new HashMap<>();
     volatile boolean loaded;
+    /** The consumer groups (KIP-848) of this partition; set by the coordinator before the partition is loaded. */
+    ConsumerGroupManager consumerGroups;
 
     /** A topic partition of a committed offset. */
     record TopicPartitionKey(String topic, int partition) {
@@ -407,7 +410,7 @@ final class GroupShard {
             for (ClassicGroupMember member : group.members.values()) {
                 member.assignment = new byte[0];
                 if (member.awaitingSync != null) {
-                    member.awaitingSync.accept(new SyncGroupResponseData().setErrorCode(writeError.code()));
+                    member.awaitingSync.accept(new SyncGroupResponseData().setErrorCode(groupWriteError(writeError).code()));
                     member.awaitingSync = null;
                 }
             }
@@ -421,6 +424,20 @@ final class GroupShard {
                 member.awaitingSync = null;
             }
         }
+    }
+
+    /**
+     * Kafka's answer to a member whose group could not be stored (appendGroupMetadataErrorToResponseError):
+     * errors of the log become coordinator errors clients retry, or UNKNOWN_SERVER_ERROR for a
+     * record the log refuses as too large (members' metadata too big for one record).
+     */
+    static ErrorCode groupWriteError(ErrorCode writeError) {
+        return switch (writeError) {
+            case UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT -> ErrorCode.COORDINATOR_NOT_AVAILABLE;
+            case NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR -> ErrorCode.NOT_COORDINATOR;
+            case MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE, INVALID_FETCH_SIZE -> ErrorCode.UNKNOWN_SERVER_ERROR;
+            default -> writeError;
+        };
     }
 
     private static SyncGroupResponseData syncResponse(ClassicGroup group, ClassicGroupMember member) {
@@ -573,6 +590,11 @@ final class GroupShard {
         if (!loaded) {
             return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
         }
+        if (consumerGroups.has(groupId)) {
+            // OffsetCommit checks consumer groups before calling here; what remains are transactional commits.
+            ErrorCode error = consumerGroups.validateOffsetCommit(groupId, memberId, generationId, Short.MAX_VALUE, true);
+            return error == ErrorCode.NONE ? null : error;
+        }
         ClassicGroup group = groups.get(groupId);
         if (generationId < 0) {
             // A commit outside any generation (assign() consumers, admin tools): only for groups without members.
@@ -596,7 +618,7 @@ final class GroupShard {
     }
 
     void applyCommittedOffsets(String groupId, List<PartitionCommit> commits) {
-        if (!groups.containsKey(groupId)) {
+        if (!groups.containsKey(groupId) && !consumerGroups.has(groupId)) {
             groups.put(groupId, new ClassicGroup(groupId));
         }
         Map<TopicPartitionKey, OffsetAndMetadata> groupOffsets = offsets.computeIfAbsent(groupId, g -> new HashMap<>());
@@ -686,7 +708,7 @@ final class GroupShard {
             return;
         }
         for (Map.Entry<String, Map<TopicPartitionKey, OffsetAndMetadata>> group : pending.entrySet()) {
-            if (!groups.containsKey(group.getKey())) {
+            if (!groups.containsKey(group.getKey()) && !consumerGroups.has(group.getKey())) {
                 groups.put(group.getKey(), new ClassicGroup(group.getKey()));
             }
             offsets.computeIfAbsent(group.getKey(), g -> new HashMap<>()).putAll(group.getValue());
@@ -739,6 +761,7 @@ final class GroupShard {
                 scheduleSessionTimeout(group, member);
             }
         }
+        consumerGroups.onLoaded();
         loaded = true;
     }
 }

@@ -1,6 +1,7 @@
 package io.strata.coordinator.group;
 
 import io.strata.common.Time;
+import io.strata.coordinator.group.consumer.ConsumerGroupRecords;
 import io.strata.coordinator.record.GroupMetadataKey;
 import io.strata.coordinator.record.GroupMetadataValue;
 import io.strata.coordinator.record.OffsetCommitKey;
@@ -24,7 +25,7 @@ import java.util.function.Consumer;
 /**
  * Writes and reads group state in {@code __consumer_offsets} with Apache Kafka's record
  * layouts, so Kafka's own tooling can read them: a key is a version (int16: 0/1 offset commit,
- * 2 group metadata) and the key struct; a value is a version (int16) and the value struct; a
+ * 2 group metadata, 3-8 and 16 consumer groups, see ConsumerGroupRecords) and the key struct; a value is a version (int16) and the value struct; a
  * null value deletes (compaction keeps the latest per key).
  */
 final class GroupStore {
@@ -163,7 +164,14 @@ final class GroupStore {
         } else if (keyVersion == 2) {
             GroupMetadataKey groupKey = new GroupMetadataKey(keyReader, keyVersion);
             shard.loadGroup(groupKey.group(), value == null ? null : readGroup(groupKey.group(), value));
+        } else if (ConsumerGroupRecords.isConsumerGroupRecord(keyVersion)) {
+            shard.consumerGroups.replay(keyVersion, keyReader, value);
         }
+    }
+
+    /** Replays the shard's partition as it is, for rebuilding consumer group state after a failed write. Runs on the shard's thread. */
+    void replayRaw(GroupShard shard, java.util.function.BiConsumer<ByteBuffer, ByteBuffer> records) {
+        log.replay(shard.partition(), records);
     }
 
     private static ClassicGroup readGroup(String groupId, ByteBuffer value) {

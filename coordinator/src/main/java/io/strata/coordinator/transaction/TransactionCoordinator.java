@@ -532,6 +532,11 @@ public final class TransactionCoordinator implements AutoCloseable {
         return shard != null;
     }
 
+    /** Whether every partition this node coordinates has been loaded (readiness). */
+    public boolean isLoaded() {
+        return shards.values().stream().allMatch(shard -> shard.loaded);
+    }
+
     public boolean isLoaded(String transactionalId) {
         Shard shard = shards.get(partitionFor(transactionalId));
         return shard != null && shard.loaded;

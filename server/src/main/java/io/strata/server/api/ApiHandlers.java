@@ -30,6 +30,7 @@ public final class ApiHandlers {
         handlers.put(ApiMessageType.DESCRIBE_LOG_DIRS, new DescribeLogDirsHandler(context));
         handlers.put(ApiMessageType.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(context));
         new GroupHandlers(context, context.offsetsTopic()).register(handlers);
+        new ConsumerGroupHandlers(context).register(handlers);
         new TransactionHandlers(context).register(handlers);
         return handlers;
     }

@@ -26,9 +26,11 @@ public final class Features {
     public Features() {
         supported.put(METADATA_VERSION, new short[] {7, 33});
         supported.put(KRAFT_VERSION, new short[] {0, 0});
-        supported.put(GROUP_VERSION, new short[] {0, 0});
+        // group.version 1 is the consumer rebalance protocol (KIP-848); Kafka serves ConsumerGroupHeartbeat only when it is finalized.
+        supported.put(GROUP_VERSION, new short[] {0, 1});
         supported.put(TRANSACTION_VERSION, new short[] {0, 0});
         bootstrap.put(METADATA_VERSION, (short) 33);
+        bootstrap.put(GROUP_VERSION, (short) 1);
     }
 
     public Map<String, short[]> supported() {

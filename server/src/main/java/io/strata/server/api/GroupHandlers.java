@@ -198,7 +198,7 @@ final class GroupHandlers {
 
     private void offsetCommit(Request request) {
         OffsetCommitRequestData body = request.body(OffsetCommitRequestData.class);
-        coordinator().commitOffsets(body).whenComplete((results, failure) -> {
+        coordinator().commitOffsets(body, request.apiVersion()).whenComplete((results, failure) -> {
             OffsetCommitResponseData response = new OffsetCommitResponseData();
             Map<String, OffsetCommitResponseData.OffsetCommitResponseTopic> topics = new LinkedHashMap<>();
             if (failure != null) {
@@ -288,7 +288,7 @@ final class GroupHandlers {
                         requested.put(topic.name(), topic.partitionIndexes());
                     }
                 }
-                groups.add(coordinator().fetchOffsets(group.groupId(), requested).handle((fetched, failure) ->
+                groups.add(coordinator().fetchOffsets(group.groupId(), requested, group.memberId(), group.memberEpoch()).handle((fetched, failure) ->
                     groupResponse(group.groupId(), failure != null ? new GroupCoordinator.FetchedOffsets(ErrorCode.UNKNOWN_SERVER_ERROR, Map.of()) : fetched)));
             }
             CompletableFuture.allOf(groups.toArray(new CompletableFuture[0])).whenComplete((done, failure) -> {
@@ -362,6 +362,9 @@ final class GroupHandlers {
                 group.setAuthorizedOperations(version >= 3 && body.includeAuthorizedOperations() ? AuthorizedOperations.GROUP : AuthorizedOperations.OMITTED);
                 if (version < 6) {
                     group.setErrorMessage(null);
+                    if (group.errorCode() == ErrorCode.GROUP_ID_NOT_FOUND.code()) {
+                        group.setErrorCode(ErrorCode.NONE.code()); // before v6 a group that is not there is described as Dead
+                    }
                 }
                 response.groups().add(group);
             }

@@ -97,7 +97,8 @@ final class MetadataHandler implements ApiHandler {
 
     private MetadataResponseData.MetadataResponseTopic describeRequested(MetadataImage image, MetadataRequestData.MetadataRequestTopic requested,
                                                                        boolean includeOperations, List<String> justCreated) {
-        if (requested.name() == null) {
+        // By id (v10+): kafka-clients leaves the name at its default, "", rather than null (MetadataRequest.Builder.forTopicIds).
+        if (requested.name() == null || requested.name().isEmpty() && !Uuids.ZERO.equals(requested.topicId())) {
             TopicImage byId = image.topic(requested.topicId());
             if (byId == null || Uuids.ZERO.equals(requested.topicId())) {
                 return new MetadataResponseData.MetadataResponseTopic().setErrorCode(ErrorCode.UNKNOWN_TOPIC_ID.code())

@@ -3,6 +3,7 @@ package io.strata.server.config;
 import io.strata.common.config.ConfigDef;
 import io.strata.common.config.ConfigDef.Type;
 import io.strata.common.config.ConfigException;
+import io.strata.coordinator.group.consumer.ConsumerGroupSettings;
 import io.strata.storage.LogConfig;
 
 import java.io.IOException;
@@ -55,6 +56,12 @@ public final class ServerConfig {
     public static final String LOG_FLUSH_SCHEDULER_INTERVAL_MS = "log.flush.scheduler.interval.ms";
     public static final String LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.offset.checkpoint.interval.ms";
     public static final String LOG_FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.start.offset.checkpoint.interval.ms";
+    public static final String LOG_CLEANER_ENABLE = "log.cleaner.enable";
+    public static final String LOG_CLEANER_THREADS = "log.cleaner.threads";
+    public static final String LOG_CLEANER_DEDUPE_BUFFER_SIZE = "log.cleaner.dedupe.buffer.size";
+    public static final String LOG_CLEANER_IO_BUFFER_SIZE = "log.cleaner.io.buffer.size";
+    public static final String LOG_CLEANER_IO_BUFFER_LOAD_FACTOR = "log.cleaner.io.buffer.load.factor";
+    public static final String LOG_CLEANER_BACKOFF_MS = "log.cleaner.backoff.ms";
     public static final String FETCH_MAX_BYTES = "fetch.max.bytes";
     public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
     public static final String FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS = "fetch.purgatory.purge.interval.requests";
@@ -70,6 +77,15 @@ public final class ServerConfig {
     public static final String GROUP_MIN_SESSION_TIMEOUT_MS = "group.min.session.timeout.ms";
     public static final String GROUP_MAX_SESSION_TIMEOUT_MS = "group.max.session.timeout.ms";
     public static final String GROUP_MAX_SIZE = "group.max.size";
+    public static final String GROUP_COORDINATOR_REBALANCE_PROTOCOLS = "group.coordinator.rebalance.protocols";
+    public static final String GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS = "group.consumer.heartbeat.interval.ms";
+    public static final String GROUP_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS = "group.consumer.min.heartbeat.interval.ms";
+    public static final String GROUP_CONSUMER_MAX_HEARTBEAT_INTERVAL_MS = "group.consumer.max.heartbeat.interval.ms";
+    public static final String GROUP_CONSUMER_SESSION_TIMEOUT_MS = "group.consumer.session.timeout.ms";
+    public static final String GROUP_CONSUMER_MIN_SESSION_TIMEOUT_MS = "group.consumer.min.session.timeout.ms";
+    public static final String GROUP_CONSUMER_MAX_SESSION_TIMEOUT_MS = "group.consumer.max.session.timeout.ms";
+    public static final String GROUP_CONSUMER_MAX_SIZE = "group.consumer.max.size";
+    public static final String GROUP_CONSUMER_ASSIGNORS = "group.consumer.assignors";
     public static final String TRANSACTION_STATE_LOG_NUM_PARTITIONS = "transaction.state.log.num.partitions";
     public static final String TRANSACTION_STATE_LOG_REPLICATION_FACTOR = "transaction.state.log.replication.factor";
     public static final String TRANSACTION_STATE_LOG_MIN_ISR = "transaction.state.log.min.isr";
@@ -116,6 +132,13 @@ public final class ServerConfig {
             .define(LOG_FLUSH_SCHEDULER_INTERVAL_MS, Type.LONG, Long.MAX_VALUE, ConfigDef.atLeast(1), "how often the flusher checks logs")
             .define(LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS, Type.INT, 60_000, ConfigDef.atLeast(0), "recovery point checkpoint interval")
             .define(LOG_FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS, Type.INT, 60_000, ConfigDef.atLeast(0), "log start offset checkpoint interval")
+            .define(LOG_CLEANER_ENABLE, Type.BOOLEAN, true, "compact the logs of topics with cleanup.policy=compact")
+            .define(LOG_CLEANER_THREADS, Type.INT, 1, ConfigDef.atLeast(1), "log cleaner threads")
+            .define(LOG_CLEANER_DEDUPE_BUFFER_SIZE, Type.LONG, 134_217_728L, ConfigDef.atLeast(1024 * 1024),
+                "heap for the cleaners' key maps, all threads together (capped at an eighth of the heap)")
+            .define(LOG_CLEANER_IO_BUFFER_SIZE, Type.INT, 524_288, ConfigDef.atLeast(0), "cleaner write buffering, all threads together")
+            .define(LOG_CLEANER_IO_BUFFER_LOAD_FACTOR, Type.DOUBLE, 0.9, ConfigDef.between(0.01, 1), "how full a cleaner's key map may get")
+            .define(LOG_CLEANER_BACKOFF_MS, Type.LONG, 15_000L, ConfigDef.atLeast(0), "pause of an idle cleaner thread")
             .define(FETCH_MAX_BYTES, Type.INT, 57_671_680, ConfigDef.atLeast(1024), "largest fetch response")
             .define(REPLICA_LAG_TIME_MAX_MS, Type.LONG, 30_000L, "ISR lag bound")
             .define(FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS, Type.INT, 1000, "fetch purgatory purge interval")
@@ -131,6 +154,23 @@ public final class ServerConfig {
             .define(GROUP_MIN_SESSION_TIMEOUT_MS, Type.INT, 6000, "smallest session timeout")
             .define(GROUP_MAX_SESSION_TIMEOUT_MS, Type.INT, 1_800_000, "largest session timeout")
             .define(GROUP_MAX_SIZE, Type.INT, Integer.MAX_VALUE, ConfigDef.atLeast(1), "members per group")
+            .define(GROUP_COORDINATOR_REBALANCE_PROTOCOLS, Type.LIST, "classic,consumer", ConfigDef.oneOf("classic", "consumer"),
+                "group protocols served; without consumer, ConsumerGroupHeartbeat answers UNSUPPORTED_VERSION")
+            .define(GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, Type.INT, ConsumerGroupSettings.DEFAULT_HEARTBEAT_INTERVAL_MS, ConfigDef.atLeast(1),
+                "heartbeat interval of consumer-protocol members")
+            .define(GROUP_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS, Type.INT, ConsumerGroupSettings.DEFAULT_MIN_HEARTBEAT_INTERVAL_MS, ConfigDef.atLeast(1),
+                "smallest allowed group.consumer.heartbeat.interval.ms")
+            .define(GROUP_CONSUMER_MAX_HEARTBEAT_INTERVAL_MS, Type.INT, ConsumerGroupSettings.DEFAULT_MAX_HEARTBEAT_INTERVAL_MS, ConfigDef.atLeast(1),
+                "largest allowed group.consumer.heartbeat.interval.ms")
+            .define(GROUP_CONSUMER_SESSION_TIMEOUT_MS, Type.INT, ConsumerGroupSettings.DEFAULT_SESSION_TIMEOUT_MS, ConfigDef.atLeast(1),
+                "a consumer-protocol member without a heartbeat for this long is removed")
+            .define(GROUP_CONSUMER_MIN_SESSION_TIMEOUT_MS, Type.INT, ConsumerGroupSettings.DEFAULT_MIN_SESSION_TIMEOUT_MS, ConfigDef.atLeast(1),
+                "smallest allowed group.consumer.session.timeout.ms")
+            .define(GROUP_CONSUMER_MAX_SESSION_TIMEOUT_MS, Type.INT, ConsumerGroupSettings.DEFAULT_MAX_SESSION_TIMEOUT_MS, ConfigDef.atLeast(1),
+                "largest allowed group.consumer.session.timeout.ms")
+            .define(GROUP_CONSUMER_MAX_SIZE, Type.INT, Integer.MAX_VALUE, ConfigDef.atLeast(1), "members per consumer group")
+            .define(GROUP_CONSUMER_ASSIGNORS, Type.LIST, "uniform,range",
+                "server assignors of consumer groups (uniform, range or Kafka's class names); the first is the default")
             .define(TRANSACTION_STATE_LOG_NUM_PARTITIONS, Type.INT, 50, ConfigDef.atLeast(1), "partitions of __transaction_state")
             .define(TRANSACTION_STATE_LOG_REPLICATION_FACTOR, Type.SHORT, (short) 1, ConfigDef.atLeast(1), "replication of __transaction_state")
             .define(TRANSACTION_STATE_LOG_MIN_ISR, Type.INT, 1, ConfigDef.atLeast(1), "min ISR of __transaction_state")
@@ -203,6 +243,28 @@ public final class ServerConfig {
             throw new ConfigException(LISTENERS + " must name at least one listener");
         }
         LogConfig.of(topicDefaults(), Map.of());
+        if (getBoolean(METRICS_ENABLED)) {
+            io.strata.server.metrics.MetricsHttpServer.Listener.parse(getString(METRICS_LISTENER));
+        }
+        try {
+            consumerGroupSettings();
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(e.getMessage());
+        }
+    }
+
+    /** The consumer group (KIP-848) settings, bounds checked as Kafka checks them. */
+    @SuppressWarnings("unchecked")
+    public ConsumerGroupSettings consumerGroupSettings() {
+        return ConsumerGroupSettings.of(getInt(GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS), getInt(GROUP_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS),
+            getInt(GROUP_CONSUMER_MAX_HEARTBEAT_INTERVAL_MS), getInt(GROUP_CONSUMER_SESSION_TIMEOUT_MS), getInt(GROUP_CONSUMER_MIN_SESSION_TIMEOUT_MS),
+            getInt(GROUP_CONSUMER_MAX_SESSION_TIMEOUT_MS), getInt(GROUP_CONSUMER_MAX_SIZE), (List<String>) parsed.values().get(GROUP_CONSUMER_ASSIGNORS));
+    }
+
+    /** Whether consumer-protocol groups (KIP-848) are served ({@code group.coordinator.rebalance.protocols} has "consumer"). */
+    @SuppressWarnings("unchecked")
+    public boolean consumerGroupProtocolEnabled() {
+        return ((List<String>) parsed.values().get(GROUP_COORDINATOR_REBALANCE_PROTOCOLS)).contains("consumer");
     }
 
     public List<String> unknownKeys() {

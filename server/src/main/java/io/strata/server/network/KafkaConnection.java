@@ -43,6 +43,7 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
     private final String listenerName;
     private final RequestChannel requestChannel;
     private final ConnectionQuotas quotas;
+    private final NetworkObserver observer;
     private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>();
     private final String id;
     private Channel channel;
@@ -53,9 +54,14 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
     private boolean closed;
 
     KafkaConnection(String listenerName, RequestChannel requestChannel, ConnectionQuotas quotas) {
+        this(listenerName, requestChannel, quotas, NetworkObserver.NONE);
+    }
+
+    KafkaConnection(String listenerName, RequestChannel requestChannel, ConnectionQuotas quotas, NetworkObserver observer) {
         this.listenerName = listenerName;
         this.requestChannel = requestChannel;
         this.quotas = quotas;
+        this.observer = observer;
         this.id = listenerName + "-" + IDS.incrementAndGet();
     }
 
@@ -71,6 +77,10 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
         return remoteAddress;
     }
 
+    NetworkObserver observer() {
+        return observer;
+    }
+
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
         channel = ctx.channel();
@@ -81,6 +91,7 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
             return;
         }
         counted = true;
+        observer.connectionOpened(listenerName);
         ctx.fireChannelActive();
     }
 
@@ -184,6 +195,7 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
     }
 
     private void onAnswered(Request request) {
+        observer.requestCompleted(request, System.nanoTime());
         request.release();
         inFlight = false;
         maybeDispatch();
@@ -212,6 +224,7 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
         if (counted) {
             counted = false;
             quotas.release(remoteAddress.getAddress());
+            observer.connectionClosed(listenerName);
         }
         ctx.fireChannelInactive();
     }

@@ -24,6 +24,10 @@ public final class Request {
     private final ByteBuffer body;
     private final long receivedNanos;
     private volatile long dequeuedNanos;
+    /** When the handler returned from dispatch; 0 until then. */
+    private volatile long localCompleteNanos;
+    /** When the request was answered (respond, no response, or close); 0 until then. */
+    private volatile long responseNanos;
     private ApiMessage parsedBody;
     private boolean answered;
 
@@ -94,6 +98,20 @@ public final class Request {
         this.dequeuedNanos = nanos;
     }
 
+    /** When the handler thread returned from dispatching this request; 0 if it has not yet. */
+    public long localCompleteNanos() {
+        return localCompleteNanos;
+    }
+
+    void markLocalComplete(long nanos) {
+        this.localCompleteNanos = nanos;
+    }
+
+    /** When the request was answered; 0 if it has not been. */
+    public long responseNanos() {
+        return responseNanos;
+    }
+
     /** Sends {@code response} in the request's version. May be called from any thread, once. */
     public void respond(ApiMessage response) {
         respond(response, header.apiVersion());
@@ -102,6 +120,7 @@ public final class Request {
     /** Sends {@code response} in {@code version} (ApiVersions answers unknown versions in v0). */
     public void respond(ApiMessage response, short version) {
         markAnswered();
+        connection.observer().responseCreated(this, response);
         connection.sendResponse(this, response, version);
     }
 
@@ -123,6 +142,7 @@ public final class Request {
                 + " connection=" + connection.id());
         }
         answered = true;
+        responseNanos = System.nanoTime();
     }
 
     void release() {

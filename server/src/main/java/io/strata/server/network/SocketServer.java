@@ -43,17 +43,23 @@ public final class SocketServer implements AutoCloseable {
     private final EventLoopGroup eventLoops;
     private final Class<? extends ServerChannel> channelType;
     private final Map<String, Channel> listeners = new LinkedHashMap<>();
+    private final NetworkObserver observer;
+    private final NamedThreadFactory networkThreads = new NamedThreadFactory("strata-network");
 
     public SocketServer(ServerConfig config, RequestChannel requestChannel) {
+        this(config, requestChannel, NetworkObserver.NONE);
+    }
+
+    public SocketServer(ServerConfig config, RequestChannel requestChannel, NetworkObserver observer) {
         this.config = config;
         this.requestChannel = requestChannel;
+        this.observer = observer;
         this.quotas = new ConnectionQuotas(config.getInt(ServerConfig.MAX_CONNECTIONS), config.getInt(ServerConfig.MAX_CONNECTIONS_PER_IP));
         boolean epoll = Epoll.isAvailable();
         IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         this.channelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         this.acceptor = new MultiThreadIoEventLoopGroup(1, new NamedThreadFactory("strata-acceptor"), factory);
-        this.eventLoops = new MultiThreadIoEventLoopGroup(config.getInt(ServerConfig.NUM_NETWORK_THREADS),
-            new NamedThreadFactory("strata-network"), factory);
+        this.eventLoops = new MultiThreadIoEventLoopGroup(config.getInt(ServerConfig.NUM_NETWORK_THREADS), networkThreads, factory);
     }
 
     /** Binds every listener; port 0 picks a free port (see {@link #boundPort}). */
@@ -87,7 +93,7 @@ public final class SocketServer implements AutoCloseable {
                         .addLast("idle", new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS))
                         // failFast: a prefix above the limit closes the connection before any of the frame is buffered.
                         .addLast("frames", new LengthFieldBasedFrameDecoder(maxRequestBytes, 0, 4, 0, 4, true))
-                        .addLast("connection", new KafkaConnection(listenerName, requestChannel, quotas));
+                        .addLast("connection", new KafkaConnection(listenerName, requestChannel, quotas, observer));
                 }
             });
         int sendBuffer = config.getInt(ServerConfig.SOCKET_SEND_BUFFER_BYTES);
@@ -118,6 +124,16 @@ public final class SocketServer implements AutoCloseable {
         return quotas.total();
     }
 
+    /** The listener names, in configuration order (empty before {@link #start()}). */
+    public java.util.Set<String> listenerNames() {
+        return java.util.Collections.unmodifiableSet(listeners.keySet());
+    }
+
+    /** The network (event loop) threads started so far, for idle-ratio metrics. */
+    public java.util.List<Thread> networkThreads() {
+        return networkThreads.threads();
+    }
+
     /** Stops accepting new connections; open ones continue. */
     public void stopAccepting() {
         for (Channel channel : listeners.values()) {
@@ -135,6 +151,7 @@ public final class SocketServer implements AutoCloseable {
     private static final class NamedThreadFactory implements java.util.concurrent.ThreadFactory {
         private final String prefix;
         private final java.util.concurrent.atomic.AtomicInteger count = new java.util.concurrent.atomic.AtomicInteger();
+        private final java.util.List<Thread> created = new java.util.concurrent.CopyOnWriteArrayList<>();
 
         NamedThreadFactory(String prefix) {
             this.prefix = prefix;
@@ -144,7 +161,12 @@ public final class SocketServer implements AutoCloseable {
         public Thread newThread(Runnable task) {
             Thread thread = new io.netty.util.concurrent.FastThreadLocalThread(task, prefix + "-" + count.getAndIncrement());
             thread.setDaemon(false);
+            created.add(thread);
             return thread;
+        }
+
+        java.util.List<Thread> threads() {
+            return java.util.List.copyOf(created);
         }
     }
 }

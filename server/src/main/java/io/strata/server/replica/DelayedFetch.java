@@ -64,6 +64,8 @@ public final class DelayedFetch extends DelayedOperation {
 
     @Override
     public void onComplete() {
-        callback.accept(replicaManager.readFromLog(params, fetchInfos));
+        LinkedHashMap<TopicPartition, FetchPartitionData> results = replicaManager.readFromLog(params, fetchInfos);
+        replicaManager.recordFetched(results);
+        callback.accept(results);
     }
 }

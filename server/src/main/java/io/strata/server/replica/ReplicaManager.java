@@ -10,6 +10,7 @@ import io.strata.metadata.TopicNames;
 import io.strata.protocol.ErrorCode;
 import io.strata.protocol.records.MemoryRecords;
 import io.strata.server.config.DynamicBrokerConfig;
+import io.strata.server.metrics.BrokerTopicMetrics;
 import io.strata.server.purgatory.DelayedOperationPurgatory;
 import io.strata.storage.ErrorCodeException;
 import io.strata.storage.FetchDataInfo;
@@ -53,6 +54,7 @@ public final class ReplicaManager implements MetadataPublisher {
     private final DelayedOperationPurgatory<DelayedProduce> producePurgatory;
     private final DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
     private final ConcurrentHashMap<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
+    private volatile BrokerTopicMetrics topicMetrics = BrokerTopicMetrics.DISABLED;
 
     public ReplicaManager(int nodeId, LogManager logManager, Map<String, String> topicDefaults, Time time,
                           DelayedOperationPurgatory<DelayedProduce> producePurgatory, DelayedOperationPurgatory<DelayedFetch> fetchPurgatory) {
@@ -74,6 +76,11 @@ public final class ReplicaManager implements MetadataPublisher {
 
     public LogManager logManager() {
         return logManager;
+    }
+
+    /** Where produce and fetch outcomes are counted per topic (nothing by default). */
+    public void setTopicMetrics(BrokerTopicMetrics topicMetrics) {
+        this.topicMetrics = topicMetrics;
     }
 
     /** A topic's effective log configuration: its overrides over the static and dynamic broker defaults. */
@@ -257,9 +264,11 @@ public final class ReplicaManager implements MetadataPublisher {
         if (partition == null) {
             return ProducePartitionResult.error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.");
         }
+        BrokerTopicMetrics metrics = topicMetrics;
         if (origin == UnifiedLog.AppendOrigin.CLIENT) {
             ProducePartitionResult unverified = verifyTransactionalWrite(partition, records);
             if (unverified != null) {
+                metrics.recordProduce(topicPartition.topic(), 0, 0, true);
                 return unverified;
             }
         }
@@ -269,11 +278,14 @@ public final class ReplicaManager implements MetadataPublisher {
                 fetchPurgatory.checkAndComplete(topicPartition);
                 producePurgatory.checkAndComplete(topicPartition);
             }
+            metrics.recordProduce(topicPartition.topic(), records.sizeInBytes(), info.recordCount(), false);
             return new ProducePartitionResult(ErrorCode.NONE, info.firstOffset(), info.logAppendTimeMs(), info.logStartOffset(), null,
                 info.lastOffset());
         } catch (ErrorCodeException e) {
+            metrics.recordProduce(topicPartition.topic(), 0, 0, true);
             return ProducePartitionResult.error(e.error(), e.getMessage());
         } catch (IOException e) {
+            metrics.recordProduce(topicPartition.topic(), 0, 0, true);
             LOG.error("Append to {} failed", topicPartition, e);
             return ProducePartitionResult.error(ErrorCode.KAFKA_STORAGE_ERROR, "Disk error when trying to access log file on the disk.");
         }
@@ -305,11 +317,26 @@ public final class ReplicaManager implements MetadataPublisher {
             anyError |= data.error() != ErrorCode.NONE;
         }
         if (params.maxWaitMs() <= 0 || fetchInfos.isEmpty() || bytes >= params.minBytes() || anyError) {
+            recordFetched(results);
             callback.accept(results);
             return;
         }
         DelayedFetch delayed = new DelayedFetch(params, fetchInfos, this, callback);
         fetchPurgatory.tryCompleteElseWatch(delayed, new ArrayList<>(fetchInfos.keySet()));
+    }
+
+    /** Counts a fetch's answer per topic, for the partitions this broker hosts. */
+    void recordFetched(Map<TopicPartition, FetchPartitionData> results) {
+        BrokerTopicMetrics metrics = topicMetrics;
+        if (!metrics.isEnabled()) {
+            return;
+        }
+        for (Map.Entry<TopicPartition, FetchPartitionData> entry : results.entrySet()) {
+            if (partitions.containsKey(entry.getKey())) {
+                FetchPartitionData data = entry.getValue();
+                metrics.recordFetch(entry.getKey().topic(), data.records().sizeInBytes(), data.error() != ErrorCode.NONE);
+            }
+        }
     }
 
     /** Reads every partition within the response budget; the first partition with data may exceed it (KIP-74). */

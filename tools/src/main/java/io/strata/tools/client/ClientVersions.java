@@ -27,6 +27,13 @@ import java.util.Map;
  *  DescribeConfigs          1-4     v1 adds the config source, which tells overrides from defaults
  *  IncrementalAlterConfigs  0-1     the schemas' whole range
  *  InitProducerId           0-5     v6 (two-phase commit) is not stable in the schemas
+ *  FindCoordinator          0-6     v4 batches keys (the client asks for one group at a time either way)
+ *  OffsetCommit             2-9     the oldest the schemas define; v10 names topics by id
+ *  OffsetFetch              2-9     v2 allows null topics (every committed offset); v10 names topics by id
+ *  ListGroups               0-5     v4 adds the group state, v5 the group type (classic or consumer)
+ *  DescribeGroups           0-6     the schemas' whole range (before v6 a missing group is described as Dead)
+ *  DeleteGroups             0-3     the schemas' whole range
+ *  ConsumerGroupDescribe    0-1     the schemas' whole range (KIP-848 groups; classic groups fall back to DescribeGroups)
  * </pre>
  *
  * <p>Immutable.
@@ -64,6 +71,13 @@ public final class ClientVersions {
         ranges.put(ApiMessageType.DESCRIBE_CONFIGS, new Range((short) 1, (short) 4));
         ranges.put(ApiMessageType.INCREMENTAL_ALTER_CONFIGS, new Range((short) 0, (short) 1));
         ranges.put(ApiMessageType.INIT_PRODUCER_ID, new Range((short) 0, (short) 5));
+        ranges.put(ApiMessageType.FIND_COORDINATOR, new Range((short) 0, (short) 6));
+        ranges.put(ApiMessageType.OFFSET_COMMIT, new Range((short) 2, (short) 9));
+        ranges.put(ApiMessageType.OFFSET_FETCH, new Range((short) 2, (short) 9));
+        ranges.put(ApiMessageType.LIST_GROUPS, new Range((short) 0, (short) 5));
+        ranges.put(ApiMessageType.DESCRIBE_GROUPS, new Range((short) 0, (short) 6));
+        ranges.put(ApiMessageType.DELETE_GROUPS, new Range((short) 0, (short) 3));
+        ranges.put(ApiMessageType.CONSUMER_GROUP_DESCRIBE, new Range((short) 0, (short) 1));
         for (Map.Entry<ApiMessageType, Range> entry : ranges.entrySet()) {
             ApiMessageType api = entry.getKey();
             Range range = entry.getValue();
@@ -106,6 +120,11 @@ public final class ClientVersions {
             }
         }
         return new ClientVersions(negotiated, advertised);
+    }
+
+    /** Whether the broker advertises {@code api} at all, whether or not the client implements it. */
+    public boolean advertises(ApiMessageType api) {
+        return advertised.containsKey(api);
     }
 
     /** Whether some version of {@code api} is usable on this connection. */

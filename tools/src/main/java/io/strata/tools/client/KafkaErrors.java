@@ -55,6 +55,20 @@ public final class KafkaErrors {
         define(ErrorCode.THROTTLING_QUOTA_EXCEEDED, "The throttling quota has been exceeded.");
         define(ErrorCode.UNKNOWN_TOPIC_ID, "This server does not host this topic ID.");
         define(ErrorCode.PRODUCER_FENCED, "There is a newer producer with the same transactionalId which fences the current one.");
+        define(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, "The coordinator is loading and hence can't process requests.");
+        define(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.");
+        define(ErrorCode.NOT_COORDINATOR, "This is not the correct coordinator.");
+        define(ErrorCode.ILLEGAL_GENERATION, "Specified group generation id is not valid.");
+        define(ErrorCode.INVALID_GROUP_ID, "The group id is invalid.");
+        define(ErrorCode.UNKNOWN_MEMBER_ID, "The coordinator is not aware of this member.");
+        define(ErrorCode.OFFSET_METADATA_TOO_LARGE, "The metadata field of the offset request was too large.");
+        define(ErrorCode.INVALID_COMMIT_OFFSET_SIZE, "The committing offset data size is not valid.");
+        define(ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.");
+        define(ErrorCode.NON_EMPTY_GROUP, "The group is not empty.");
+        define(ErrorCode.GROUP_ID_NOT_FOUND, "The group id does not exist.");
+        define(ErrorCode.STALE_MEMBER_EPOCH, "The member epoch is stale. The member must retry after receiving its updated member epoch via "
+            + "the ConsumerGroupHeartbeat API.");
+        define(ErrorCode.GROUP_DELETION_FAILED, "DeleteGroups could not complete; see the error message on the per-group result for details.");
     }
 
     private KafkaErrors() {

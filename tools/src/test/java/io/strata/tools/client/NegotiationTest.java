@@ -27,7 +27,8 @@ class NegotiationTest {
 
     @BeforeAll
     static void startBroker() throws Exception {
-        server = new StrataServer(ServerConfig.fromMap(Map.of("listeners", "PLAINTEXT://127.0.0.1:0", "log.dirs", dataDir.toString())), Time.SYSTEM);
+        server = new StrataServer(ServerConfig.fromMap(Map.of("listeners", "PLAINTEXT://127.0.0.1:0", "log.dirs", dataDir.toString(),
+            "metrics.enabled", "false")), Time.SYSTEM);
         server.startup();
     }
 

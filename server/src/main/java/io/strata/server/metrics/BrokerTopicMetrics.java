@@ -1,0 +1,122 @@
+package io.strata.server.metrics;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Kafka's {@code kafka.server:type=BrokerTopicMetrics} per topic: bytes in and out, messages
+ * in, produce and fetch requests (one per partition of a request, as Kafka counts them) and
+ * the failed ones. Broker-wide totals are the sum over topics ({@code sum(rate(...))}).
+ *
+ * <p>Hot path: a topic's counters are created on its first use and found with one
+ * {@link ConcurrentHashMap#get} afterwards; recording is {@link LongAdder} increments. Only
+ * partitions this broker hosts are recorded (the caller checks), so a client naming made-up
+ * topics cannot grow the map; series of deleted topics are dropped at the next scrape.
+ *
+ * <p>Thread-safe. {@link #DISABLED} records nothing (metrics.enabled=false).
+ */
+public final class BrokerTopicMetrics implements MetricsCollector {
+    /** Records nothing. */
+    public static final BrokerTopicMetrics DISABLED = new BrokerTopicMetrics(false, () -> null);
+
+    private final boolean enabled;
+    private final java.util.function.Supplier<Set<String>> hostedTopics;
+    private final ConcurrentHashMap<String, TopicCounters> topics = new ConcurrentHashMap<>();
+
+    /** The counters of one topic. */
+    static final class TopicCounters {
+        final LongAdder bytesIn = new LongAdder();
+        final LongAdder bytesOut = new LongAdder();
+        final LongAdder messagesIn = new LongAdder();
+        final LongAdder produceRequests = new LongAdder();
+        final LongAdder fetchRequests = new LongAdder();
+        final LongAdder failedProduceRequests = new LongAdder();
+        final LongAdder failedFetchRequests = new LongAdder();
+    }
+
+    /**
+     * @param hostedTopics the topics this broker hosts now (null: keep every topic); series of
+     *                     other topics are dropped at scrape time
+     */
+    public BrokerTopicMetrics(java.util.function.Supplier<Set<String>> hostedTopics) {
+        this(true, hostedTopics);
+    }
+
+    private BrokerTopicMetrics(boolean enabled, java.util.function.Supplier<Set<String>> hostedTopics) {
+        this.enabled = enabled;
+        this.hostedTopics = hostedTopics;
+    }
+
+    private TopicCounters topic(String topic) {
+        TopicCounters counters = topics.get(topic);
+        return counters != null ? counters : topics.computeIfAbsent(topic, name -> new TopicCounters());
+    }
+
+    /** One partition of a produce request was appended ({@code failed} false) or refused. */
+    public void recordProduce(String topic, int bytes, int messages, boolean failed) {
+        if (!enabled) {
+            return;
+        }
+        TopicCounters counters = topic(topic);
+        counters.produceRequests.increment();
+        if (failed) {
+            counters.failedProduceRequests.increment();
+        } else {
+            counters.bytesIn.add(bytes);
+            counters.messagesIn.add(messages);
+        }
+    }
+
+    /** One partition of a fetch request was answered with {@code bytes} of records, or an error. */
+    public void recordFetch(String topic, int bytes, boolean failed) {
+        if (!enabled) {
+            return;
+        }
+        TopicCounters counters = topic(topic);
+        counters.fetchRequests.increment();
+        if (failed) {
+            counters.failedFetchRequests.increment();
+        } else {
+            counters.bytesOut.add(bytes);
+        }
+    }
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    @Override
+    public void collect(List<MetricFamily> out) {
+        Set<String> hosted = hostedTopics.get();
+        if (hosted != null) {
+            topics.keySet().removeIf(topic -> !hosted.contains(topic));
+        }
+        MetricFamily bytesIn = family("bytesin", "Bytes of record batches appended, by topic.");
+        MetricFamily bytesOut = family("bytesout", "Bytes of records sent in fetch responses, by topic.");
+        MetricFamily messagesIn = family("messagesin", "Records appended, by topic.");
+        MetricFamily produce = family("totalproducerequests", "Produce requests, counted once per partition, by topic.");
+        MetricFamily fetch = family("totalfetchrequests", "Fetch requests, counted once per partition, by topic.");
+        MetricFamily failedProduce = family("failedproducerequests", "Produce requests that failed for a partition, by topic.");
+        MetricFamily failedFetch = family("failedfetchrequests", "Fetch requests that failed for a partition, by topic.");
+        for (Map.Entry<String, TopicCounters> entry : new TreeMap<>(topics).entrySet()) {
+            String topic = entry.getKey();
+            TopicCounters counters = entry.getValue();
+            bytesIn.add(counters.bytesIn.sum(), topic);
+            bytesOut.add(counters.bytesOut.sum(), topic);
+            messagesIn.add(counters.messagesIn.sum(), topic);
+            produce.add(counters.produceRequests.sum(), topic);
+            fetch.add(counters.fetchRequests.sum(), topic);
+            failedProduce.add(counters.failedProduceRequests.sum(), topic);
+            failedFetch.add(counters.failedFetchRequests.sum(), topic);
+        }
+        out.addAll(List.of(bytesIn, bytesOut, messagesIn, produce, fetch, failedProduce, failedFetch));
+    }
+
+    private static MetricFamily family(String kafkaName, String help) {
+        return MetricFamily.counter("kafka_server_brokertopicmetrics_" + kafkaName + "_total", help, "topic");
+    }
+}

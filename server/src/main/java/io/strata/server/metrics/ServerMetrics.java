@@ -1,0 +1,441 @@
+package io.strata.server.metrics;
+
+import io.strata.coordinator.group.GroupCoordinator;
+import io.strata.coordinator.group.GroupStatistics;
+import io.strata.metadata.Controller;
+import io.strata.metadata.MetadataImage;
+import io.strata.metadata.PartitionRegistration;
+import io.strata.metadata.TopicImage;
+import io.strata.server.StrataServer;
+import io.strata.server.network.RequestChannel;
+import io.strata.server.network.RequestHandlerPool;
+import io.strata.server.network.SocketServer;
+import io.strata.server.purgatory.DelayedOperationPurgatory;
+import io.strata.server.replica.Partition;
+import io.strata.server.replica.ReplicaManager;
+import io.strata.storage.LogManager;
+import io.strata.storage.LogSegment;
+import io.strata.storage.TopicPartition;
+import io.strata.storage.UnifiedLog;
+import io.strata.storage.cleaner.LogCleaner;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.file.FileStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongConsumer;
+
+/**
+ * The metrics of one broker that are read at scrape time from its components (partitions,
+ * purgatories, the request pipeline's queues and threads, storage, groups, the broker state),
+ * plus the flush-latency histogram the logs record into. Components still being created
+ * during start-up (the endpoint starts first, so that readiness can be watched) are skipped.
+ *
+ * <p>Thread-safe; scrapes are serialised ({@code synchronized}) because the idle ratios are
+ * computed over the time since the previous scrape.
+ */
+public final class ServerMetrics implements MetricsCollector {
+    private static final Logger LOG = LoggerFactory.getLogger(ServerMetrics.class);
+    /** How long a scrape waits for the group coordinator's shard threads. */
+    static final long GROUP_STATISTICS_TIMEOUT_MS = 2_000;
+
+    private final StrataServer server;
+    private final Histogram flushTime = Histogram.latency();
+    private final ThreadMXBean threadBean = ManagementFactory.getThreadMXBean();
+    private final IdleWindow handlerIdle = new IdleWindow();
+    /** Network thread id → its CPU time at the previous scrape. */
+    private final Map<Long, Long> networkThreadCpu = new java.util.HashMap<>();
+    private long networkSampleNanos = -1;
+    private double networkIdleRatio = 1.0;
+
+    /** The busy/idle accounting between two scrapes. */
+    private static final class IdleWindow {
+        long lastWallNanos = -1;
+        long lastIdleNanos;
+        double lastRatio = 1.0;
+
+        /** The idle fraction since the previous call, given the idle time summed over {@code threads} threads. */
+        double update(long nowNanos, long idleNanos, int threads) {
+            if (lastWallNanos >= 0 && nowNanos - lastWallNanos >= 1_000_000 && threads > 0) {
+                double wall = (double) (nowNanos - lastWallNanos) * threads;
+                lastRatio = Math.max(0, Math.min(1, (idleNanos - lastIdleNanos) / wall));
+            }
+            if (lastWallNanos < 0 || nowNanos - lastWallNanos >= 1_000_000) {
+                lastWallNanos = nowNanos;
+                lastIdleNanos = idleNanos;
+            }
+            return lastRatio;
+        }
+    }
+
+    public ServerMetrics(StrataServer server) {
+        this.server = server;
+    }
+
+    /** Where the logs report flush durations (nanoseconds). */
+    public LongConsumer flushObserver() {
+        return flushTime::record;
+    }
+
+    @Override
+    public synchronized void collect(List<MetricFamily> out) {
+        out.add(MetricFamily.gauge("kafka_server_kafkaserver_brokerstate",
+            "Broker state as Kafka numbers it: 1 starting, 2 recovering from an unclean shutdown, 3 running, 7 shutting down.")
+            .add(brokerState()));
+        section("partitions", this::collectPartitions, out);
+        section("replica manager", this::collectReplicaManager, out);
+        section("controller", this::collectController, out);
+        section("request pipeline", this::collectRequestPipeline, out);
+        section("purgatories", this::collectPurgatories, out);
+        section("storage", this::collectStorage, out);
+        section("groups", this::collectGroups, out);
+    }
+
+    /** Runs one section; a failing section loses its own families, not the others'. */
+    private static void section(String name, MetricsCollector collector, List<MetricFamily> out) {
+        List<MetricFamily> families = new ArrayList<>();
+        try {
+            collector.collect(families);
+        } catch (RuntimeException e) {
+            LOG.warn("Collecting the {} metrics failed; they are missing from this scrape", name, e);
+            return;
+        }
+        out.addAll(families);
+    }
+
+    private int brokerState() {
+        if (server.isShuttingDown()) {
+            return 7;
+        }
+        if (server.isStarted()) {
+            return 3;
+        }
+        LogManager logs = server.logManager();
+        return logs != null && !logs.isLoaded() && server.isRecoveringFromUncleanShutdown() ? 2 : 1;
+    }
+
+    // ---------------------------------------------------------------- partitions
+
+    private static List<Partition> sortedPartitions(ReplicaManager replicaManager) {
+        List<Partition> partitions = new ArrayList<>(replicaManager.partitions().values());
+        partitions.sort(Comparator.comparing((Partition p) -> p.topicPartition().topic()).thenComparingInt(p -> p.topicPartition().partition()));
+        return partitions;
+    }
+
+    private void collectPartitions(List<MetricFamily> out) {
+        MetricFamily logEnd = partitionGauge("kafka_log_log_logendoffset", "Log end offset of a partition.");
+        MetricFamily logStart = partitionGauge("kafka_log_log_logstartoffset", "Log start offset of a partition.");
+        MetricFamily highWatermark = partitionGauge("kafka_log_log_highwatermark", "High watermark of a partition (what consumers can read).");
+        MetricFamily size = partitionGauge("kafka_log_log_size", "Bytes of a partition's log segments on disk.");
+        MetricFamily segments = partitionGauge("kafka_log_log_numlogsegments", "Segments of a partition's log.");
+        MetricFamily stableLag = partitionGauge("kafka_cluster_partition_laststableoffsetlag",
+            "High watermark minus last stable offset (open transactions hold consumers back by this much).");
+        MetricFamily underReplicated = partitionGauge("kafka_cluster_partition_underreplicated",
+            "1 if the partition has fewer in-sync replicas than replicas (always 0 on a single node).");
+        ReplicaManager replicaManager = server.replicaManager();
+        MetadataImage image = image();
+        if (replicaManager != null) {
+            for (Partition partition : sortedPartitions(replicaManager)) {
+                String topic = partition.topicPartition().topic();
+                String index = Integer.toString(partition.topicPartition().partition());
+                UnifiedLog log = partition.log();
+                try {
+                    logEnd.add(log.logEndOffset(), topic, index);
+                    logStart.add(log.logStartOffset(), topic, index);
+                    highWatermark.add(log.highWatermark(), topic, index);
+                    size.add(log.size(), topic, index);
+                    segments.add(log.numberOfSegments(), topic, index);
+                    stableLag.add(Math.max(0, log.highWatermark() - log.lastStableOffset()), topic, index);
+                    underReplicated.add(isUnderReplicated(image, partition.topicPartition()) ? 1 : 0, topic, index);
+                } catch (RuntimeException e) {
+                    LOG.debug("Skipping metrics of {}: {}", partition.topicPartition(), e.toString());
+                }
+            }
+        }
+        out.addAll(List.of(logEnd, logStart, highWatermark, size, segments, stableLag, underReplicated));
+    }
+
+    private static MetricFamily partitionGauge(String name, String help) {
+        return MetricFamily.gauge(name, help, "topic", "partition");
+    }
+
+    private MetadataImage image() {
+        Controller controller = server.controller();
+        return controller == null ? null : controller.image();
+    }
+
+    private static boolean isUnderReplicated(MetadataImage image, TopicPartition topicPartition) {
+        if (image == null) {
+            return false;
+        }
+        TopicImage topic = image.topic(topicPartition.topic());
+        PartitionRegistration registration = topic == null ? null : topic.partition(topicPartition.partition());
+        return registration != null && registration.isr().length < registration.replicas().length;
+    }
+
+    private void collectReplicaManager(List<MetricFamily> out) {
+        ReplicaManager replicaManager = server.replicaManager();
+        if (replicaManager == null) {
+            return;
+        }
+        int nodeId = server.nodeId();
+        MetadataImage image = image();
+        int leaders = 0;
+        int underReplicated = 0;
+        for (Partition partition : replicaManager.partitions().values()) {
+            if (partition.leaderId() == nodeId) {
+                leaders++;
+                if (isUnderReplicated(image, partition.topicPartition())) {
+                    underReplicated++;
+                }
+            }
+        }
+        out.add(MetricFamily.gauge("kafka_server_replicamanager_partitioncount", "Partitions hosted by this broker.")
+            .add(replicaManager.partitions().size()));
+        out.add(MetricFamily.gauge("kafka_server_replicamanager_leadercount", "Partitions this broker leads.").add(leaders));
+        out.add(MetricFamily.gauge("kafka_server_replicamanager_underreplicatedpartitions",
+            "Led partitions with fewer in-sync replicas than replicas.").add(underReplicated));
+        out.add(MetricFamily.gauge("kafka_server_replicamanager_offlinereplicacount", "Replicas on this broker whose log directory failed.")
+            .add(0));
+    }
+
+    private void collectController(List<MetricFamily> out) {
+        MetadataImage image = image();
+        if (image == null) {
+            return;
+        }
+        int partitions = 0;
+        int offline = 0;
+        for (TopicImage topic : image.topicsByName().values()) {
+            for (PartitionRegistration registration : topic.partitions().values()) {
+                partitions++;
+                if (!registration.hasLeader()) {
+                    offline++;
+                }
+            }
+        }
+        out.add(MetricFamily.gauge("kafka_controller_kafkacontroller_activecontrollercount", "1 on the active controller.").add(1));
+        out.add(MetricFamily.gauge("kafka_controller_kafkacontroller_offlinepartitionscount", "Partitions without a leader.").add(offline));
+        out.add(MetricFamily.gauge("kafka_controller_kafkacontroller_globaltopiccount", "Topics in the cluster.").add(image.topicsByName().size()));
+        out.add(MetricFamily.gauge("kafka_controller_kafkacontroller_globalpartitioncount", "Partitions in the cluster.").add(partitions));
+    }
+
+    // ---------------------------------------------------------------- request pipeline
+
+    private void collectRequestPipeline(List<MetricFamily> out) {
+        long now = System.nanoTime();
+        RequestChannel channel = server.requestChannel();
+        if (channel != null) {
+            out.add(MetricFamily.gauge("kafka_network_requestchannel_requestqueuesize", "Requests waiting in the request channel.")
+                .add(channel.size()));
+        }
+        RequestHandlerPool pool = server.requestHandlerPool();
+        if (pool != null) {
+            out.add(MetricFamily.gauge("kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent",
+                "Fraction (0-1) of time the request handler threads were idle since the previous scrape.")
+                .add(handlerIdle.update(now, pool.idleNanos(), pool.threadCount())));
+        }
+        SocketServer socketServer = server.socketServer();
+        if (socketServer != null && threadBean.isThreadCpuTimeSupported()) {
+            out.add(MetricFamily.gauge("kafka_network_socketserver_networkprocessoravgidlepercent",
+                "Fraction (0-1) of time the network threads were off the CPU since the previous scrape.")
+                .add(networkIdleRatio(now, socketServer.networkThreads())));
+        }
+    }
+
+    /**
+     * Idle = wall time a network thread did not spend on the CPU (an event loop waiting in epoll
+     * uses none), averaged over the threads that existed at both scrapes (Netty starts them lazily).
+     */
+    private double networkIdleRatio(long now, List<Thread> threads) {
+        if (networkSampleNanos >= 0 && now - networkSampleNanos < 1_000_000) {
+            return networkIdleRatio;
+        }
+        Map<Long, Long> current = new java.util.HashMap<>();
+        for (Thread thread : threads) {
+            long cpu = threadBean.getThreadCpuTime(thread.getId());
+            if (cpu >= 0) {
+                current.put(thread.getId(), cpu);
+            }
+        }
+        long busy = 0;
+        int measured = 0;
+        for (Map.Entry<Long, Long> entry : current.entrySet()) {
+            Long previous = networkThreadCpu.get(entry.getKey());
+            if (previous != null) {
+                busy += entry.getValue() - previous;
+                measured++;
+            }
+        }
+        if (measured > 0 && networkSampleNanos >= 0) {
+            networkIdleRatio = Math.max(0, Math.min(1, 1 - busy / ((double) (now - networkSampleNanos) * measured)));
+        }
+        networkThreadCpu.clear();
+        networkThreadCpu.putAll(current);
+        networkSampleNanos = now;
+        return networkIdleRatio;
+    }
+
+    private void collectPurgatories(List<MetricFamily> out) {
+        MetricFamily size = MetricFamily.gauge("kafka_server_delayedoperationpurgatory_purgatorysize",
+            "Entries on the purgatory's watch lists (an operation counts once per key).", "delayed_operation");
+        MetricFamily delayed = MetricFamily.gauge("kafka_server_delayedoperationpurgatory_numdelayedoperations",
+            "Operations waiting in the purgatory.", "delayed_operation");
+        MetricFamily expired = MetricFamily.counter("kafka_server_delayedoperationpurgatory_expires_total",
+            "Operations completed by the timing wheel because their delay ran out.", "delayed_operation");
+        for (DelayedOperationPurgatory<?> purgatory : new DelayedOperationPurgatory<?>[] {server.producePurgatory(), server.fetchPurgatory()}) {
+            if (purgatory != null) {
+                size.add(purgatory.watched(), purgatory.purgatoryName());
+                delayed.add(purgatory.numDelayed(), purgatory.purgatoryName());
+                expired.add(purgatory.numExpired(), purgatory.purgatoryName());
+            }
+        }
+        out.addAll(List.of(size, delayed, expired));
+    }
+
+    // ---------------------------------------------------------------- storage
+
+    private void collectStorage(List<MetricFamily> out) {
+        out.add(MetricFamily.histogram("kafka_log_logflushstats_logflushrateandtimems", "Time to fsync a log's segments, ms.")
+            .addHistogram(flushTime.snapshot(), Histogram.NANOS_PER_MS));
+        LogManager logManager = server.logManager();
+        if (logManager == null) {
+            return;
+        }
+        out.add(MetricFamily.gauge("kafka_log_logmanager_remaininglogstorecover", "Partition logs still loading or recovering at start-up.")
+            .add(logManager.loadingRemaining()));
+        MetricFamily usable = MetricFamily.gauge("strata_logdir_usable_bytes", "Bytes available to the broker on a data directory's file system.", "dir");
+        MetricFamily total = MetricFamily.gauge("strata_logdir_total_bytes", "Size of a data directory's file system.", "dir");
+        for (Path dir : server.config().logDirs()) {
+            try {
+                FileStore store = Files.getFileStore(dir);
+                usable.add(store.getUsableSpace(), dir.toString());
+                total.add(store.getTotalSpace(), dir.toString());
+            } catch (IOException e) {
+                LOG.debug("Cannot read the file system of {}: {}", dir, e.toString());
+            }
+        }
+        out.addAll(List.of(usable, total));
+        collectCleaner(logManager, out);
+    }
+
+    private static void collectCleaner(LogManager logManager, List<MetricFamily> out) {
+        LogCleaner cleaner = logManager.cleaner();
+        if (cleaner == null) {
+            return;
+        }
+        Map<TopicPartition, Long> checkpoints = cleaner.manager().allCleanerCheckpoints();
+        int uncleanable = 0;
+        double maxDirtyPercent = 0;
+        for (UnifiedLog log : logManager.allLogs()) {
+            if (!log.config().compact) {
+                continue;
+            }
+            if (cleaner.manager().isUncleanable(log.topicPartition())) {
+                uncleanable++;
+            }
+            long cleanUpTo = checkpoints.getOrDefault(log.topicPartition(), log.logStartOffset());
+            long totalBytes = 0;
+            long dirtyBytes = 0;
+            for (LogSegment segment : log.logSegments()) {
+                totalBytes += segment.size();
+                if (segment.baseOffset() >= cleanUpTo) {
+                    dirtyBytes += segment.size();
+                }
+            }
+            if (totalBytes > 0) {
+                maxDirtyPercent = Math.max(maxDirtyPercent, 100.0 * dirtyBytes / totalBytes);
+            }
+        }
+        out.add(MetricFamily.gauge("kafka_log_logcleaner_cleanerrunning", "1 while the log cleaner threads run.").add(cleaner.isRunning() ? 1 : 0));
+        out.add(MetricFamily.gauge("kafka_log_logcleanermanager_uncleanablepartitions", "Compacted partitions the cleaner gave up on.")
+            .add(uncleanable));
+        out.add(MetricFamily.gauge("kafka_log_logcleanermanager_maxdirtypercent",
+            "Largest share (percent) of a compacted log not yet cleaned, by segment bytes.").add(maxDirtyPercent));
+    }
+
+    // ---------------------------------------------------------------- groups
+
+    private void collectGroups(List<MetricFamily> out) {
+        GroupCoordinator coordinator = server.groupCoordinator();
+        ReplicaManager replicaManager = server.replicaManager();
+        if (coordinator == null || replicaManager == null) {
+            return;
+        }
+        List<GroupStatistics> groups;
+        try {
+            groups = coordinator.groupStatistics((topic, partition) -> {
+                Partition hosted = replicaManager.partition(new TopicPartition(topic, partition));
+                return hosted == null ? -1 : hosted.log().highWatermark();
+            }).get(GROUP_STATISTICS_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            LOG.warn("Group statistics took over {} ms; group metrics are missing from this scrape", GROUP_STATISTICS_TIMEOUT_MS);
+            return;
+        } catch (ExecutionException e) {
+            LOG.warn("Group statistics failed; group metrics are missing from this scrape", e.getCause());
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        GroupFamilies families = new GroupFamilies();
+        int offsets = 0;
+        for (GroupStatistics group : groups) {
+            families.add(group);
+            offsets += group.partitions().size();
+        }
+        out.add(MetricFamily.gauge("kafka_coordinator_group_groupmetadatamanager_numgroups", "Groups this broker coordinates.").add(groups.size()));
+        out.add(MetricFamily.gauge("kafka_coordinator_group_groupmetadatamanager_numoffsets", "Committed offsets this broker holds.").add(offsets));
+        out.addAll(families.all());
+    }
+
+    /** The per-group families, named as kafka_exporter names them where it has them. */
+    private static final class GroupFamilies {
+        final MetricFamily members = MetricFamily.gauge("kafka_consumergroup_members", "Members of a group.", "consumergroup");
+        final MetricFamily state = MetricFamily.gauge("kafka_consumergroup_state", "1 for the group's current state and protocol.",
+            "consumergroup", "protocol", "state");
+        final MetricFamily rebalances = MetricFamily.counter("kafka_consumergroup_rebalances_total",
+            "Completed rebalances (classic: joins that reached Stable; consumer protocol: group epoch).", "consumergroup");
+        final MetricFamily rebalanceTime = MetricFamily.counter("kafka_consumergroup_rebalance_seconds_total",
+            "Summed duration of completed classic rebalances (PreparingRebalance to Stable).", "consumergroup");
+        final MetricFamily lastRebalance = MetricFamily.gauge("kafka_consumergroup_last_rebalance_seconds",
+            "Duration of the last completed classic rebalance.", "consumergroup");
+        final MetricFamily currentOffset = MetricFamily.gauge("kafka_consumergroup_current_offset", "Committed offset of a group on a partition.",
+            "consumergroup", "topic", "partition");
+        final MetricFamily lag = MetricFamily.gauge("kafka_consumergroup_lag",
+            "Records between a group's committed offset and the partition's high watermark.", "consumergroup", "topic", "partition");
+
+        void add(GroupStatistics group) {
+            String id = group.groupId();
+            members.add(group.members(), id);
+            state.add(1, id, group.protocol(), group.state());
+            rebalances.add(group.rebalances(), id);
+            rebalanceTime.add(group.totalRebalanceMs() / 1000.0, id);
+            if (group.lastRebalanceMs() >= 0) {
+                lastRebalance.add(group.lastRebalanceMs() / 1000.0, id);
+            }
+            for (GroupStatistics.PartitionLag partition : group.partitions()) {
+                String index = Integer.toString(partition.partition());
+                currentOffset.add(partition.committedOffset(), id, partition.topic(), index);
+                if (partition.lag() >= 0) {
+                    lag.add(partition.lag(), id, partition.topic(), index);
+                }
+            }
+        }
+
+        List<MetricFamily> all() {
+            return List.of(members, state, rebalances, rebalanceTime, lastRebalance, currentOffset, lag);
+        }
+    }
+}
