@@ -124,7 +124,12 @@ class TransactionCoordinatorTest {
 
         // A new instance with the same transactional id: the open transaction is aborted with a bumped epoch.
         assertThat(get(coordinator.initProducerId("t", 60_000, -1, (short) -1)).error()).isEqualTo(ErrorCode.CONCURRENT_TRANSACTIONS);
+        // While the abort's markers are written, InitProducerId keeps answering CONCURRENT_TRANSACTIONS; clients retry.
         TransactionCoordinator.InitResult second = get(coordinator.initProducerId("t", 60_000, -1, (short) -1));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (second.error() == ErrorCode.CONCURRENT_TRANSACTIONS && System.nanoTime() < deadline) {
+            second = get(coordinator.initProducerId("t", 60_000, -1, (short) -1));
+        }
         assertThat(second.error()).isEqualTo(ErrorCode.NONE);
         assertThat(second.producerId()).isEqualTo(first.producerId());
         assertThat(second.producerEpoch()).isEqualTo((short) 2);
