@@ -21,7 +21,9 @@ import java.util.stream.Collectors;
 /**
  * A consumer-protocol group member in its own JVM, so a test can kill it outright (no leave,
  * no more heartbeats: the coordinator must notice through the session timeout). Args:
- * bootstrap, group, topic, name.
+ * bootstrap, group, topic, name, and optionally the group protocol (default {@code consumer}) and
+ * further {@code key=value} consumer properties. A classic-protocol member also commits in
+ * {@code onPartitionsRevoked}.
  *
  * <p>Talks to the test over stdio, one line per event: {@code ASSIGNED p,p}, {@code REVOKED p,p}
  * and {@code LOST p,p} from the rebalance listener (each waits for an {@code ACK} line before
@@ -41,12 +43,17 @@ public final class ConsumerProcessMain {
         properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
         properties.put(ConsumerConfig.GROUP_ID_CONFIG, args[1]);
         properties.put(ConsumerConfig.CLIENT_ID_CONFIG, args[3]);
-        properties.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+        String protocol = args.length > 4 ? args[4] : "consumer";
+        properties.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
         properties.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         properties.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         properties.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "20");
+        for (int i = 5; i < args.length; i++) {
+            int equals = args[i].indexOf('=');
+            properties.put(args[i].substring(0, equals), args[i].substring(equals + 1));
+        }
         Thread stdin = new Thread(ConsumerProcessMain::readCommands, "stdin");
         stdin.setDaemon(true);
         stdin.start();
@@ -54,6 +61,13 @@ public final class ConsumerProcessMain {
         consumer.subscribe(List.of(args[2]), new ConsumerRebalanceListener() {
             @Override
             public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                if (protocol.equals("classic") && !partitions.isEmpty()) {
+                    try {
+                        consumer.commitSync();
+                    } catch (RuntimeException e) {
+                        emit("COMMIT_FAILED " + e);
+                    }
+                }
                 announce("REVOKED", partitions);
             }
 

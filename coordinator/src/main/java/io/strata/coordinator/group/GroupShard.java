@@ -141,7 +141,7 @@ final class GroupShard {
         if (instanceId != null) {
             String existingId = group.staticMembers.get(instanceId);
             if (existingId != null) {
-                replaceStaticMember(group, existingId, newMemberId, request, rebalanceTimeoutMs, protocols, respond);
+                replaceStaticMember(group, existingId, newMemberId, request, version, rebalanceTimeoutMs, protocols, respond);
                 return;
             }
         } else if (version >= 4) {
@@ -199,7 +199,7 @@ final class GroupShard {
 
     /** A static member restarted (new member id, same instance id): fence the old id; no rebalance if nothing changed. */
     private void replaceStaticMember(ClassicGroup group, String oldMemberId, String newMemberId, JoinGroupRequestData request,
-                                     int rebalanceTimeoutMs, LinkedHashMap<String, byte[]> protocols, Consumer<JoinGroupResponseData> respond) {
+                                     short version, int rebalanceTimeoutMs, LinkedHashMap<String, byte[]> protocols, Consumer<JoinGroupResponseData> respond) {
         ClassicGroupMember member = group.members.remove(oldMemberId);
         member.cancelSessionTimer();
         if (member.awaitingJoin != null) {
@@ -211,7 +211,7 @@ final class GroupShard {
             member.awaitingSync = null;
         }
         boolean wasLeader = oldMemberId.equals(group.leaderId);
-        boolean protocolsChanged = !member.matches(protocols);
+        Map<String, byte[]> oldProtocols = member.protocols;
         member.memberId = newMemberId;
         member.rebalanceTimeoutMs = rebalanceTimeoutMs;
         member.sessionTimeoutMs = request.sessionTimeoutMs();
@@ -221,13 +221,40 @@ final class GroupShard {
         if (wasLeader) {
             group.leaderId = newMemberId;
         }
-        if (group.is(ClassicGroupState.STABLE) && !protocolsChanged) {
+        if (group.is(ClassicGroupState.STABLE) && !staticRejoinChangesAssignment(group, oldProtocols, protocols)) {
             // KIP-345: the restarted instance gets its previous assignment back; the group does not rebalance.
+            // A restarted leader is told to skip the assignment (KIP-814, JoinGroup v9+): it gets the members so it
+            // watches their subscriptions, but must not compute a new assignment, which the coordinator would ignore
+            // while the client acted on it (e.g. rejoining when it differs), rebalancing the group after all.
+            boolean skipAssignment = wasLeader && version >= 9;
             scheduleSessionTimeout(group, member);
-            persistGroup(group, error -> respond.accept(joinResponse(group, member)));
+            persistGroup(group, error -> respond.accept(joinResponse(group, member).setSkipAssignment(skipAssignment)));
             return;
         }
         updateMemberAndRebalance(group, member, rebalanceTimeoutMs, request.sessionTimeoutMs(), protocols, respond);
+    }
+
+    /**
+     * Whether a restarted static member's new protocols need a rebalance of a stable group: as in Kafka, only if the
+     * group's selected protocol would change, or (consumer groups) its subscribed topics changed. The raw metadata
+     * differs on every restart (the consumer subscription carries the generation and owned partitions), so it
+     * cannot be compared byte for byte.
+     */
+    private static boolean staticRejoinChangesAssignment(ClassicGroup group, Map<String, byte[]> oldProtocols,
+                                                         Map<String, byte[]> newProtocols) {
+        String selected = group.selectProtocol();
+        if (selected == null || !selected.equals(group.protocolName)) {
+            return true;
+        }
+        byte[] oldMetadata = oldProtocols.get(selected);
+        byte[] newMetadata = newProtocols.get(selected);
+        if (oldMetadata == null || newMetadata == null) {
+            return true;
+        }
+        if ("consumer".equals(group.protocolType)) {
+            return !Set.copyOf(ConsumerProtocol.subscribedTopics(oldMetadata)).equals(Set.copyOf(ConsumerProtocol.subscribedTopics(newMetadata)));
+        }
+        return !java.util.Arrays.equals(oldMetadata, newMetadata);
     }
 
     private void addMemberAndRebalance(ClassicGroup group, ClassicGroupMember member, Consumer<JoinGroupResponseData> respond) {
