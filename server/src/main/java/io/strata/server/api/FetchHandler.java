@@ -153,7 +153,10 @@ final class FetchHandler implements ApiHandler {
                 for (Map.Entry<FetchSessionCache.Key, FetchSessionCache.CachedPartition> entry : wanted.entrySet()) {
                     addPartition(response, topics, entry.getKey(), data(entry.getKey(), resolved, errors, results), session, incremental, isolation);
                 }
-                session.epoch = session.epoch == Integer.MAX_VALUE ? 1 : session.epoch + 1;
+                if (incremental) {
+                    // A new session expects epoch 1 next; each incremental fetch then moves it on by one.
+                    session.epoch = session.epoch == Integer.MAX_VALUE ? 1 : session.epoch + 1;
+                }
             }
         } else {
             for (FetchSessionCache.Key key : wanted.keySet()) {
