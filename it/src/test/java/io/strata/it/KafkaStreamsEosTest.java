@@ -120,7 +120,12 @@ class KafkaStreamsEosTest {
         Map<String, Long> counts = Map.of();
         while (System.nanoTime() < deadline) {
             counts = latestCounts();
-            if (counts.getOrDefault("alpha", 0L) >= expectedAlpha) {
+            // Words are counted by different tasks committing separate transactions: wait for every word to catch up.
+            // Exactness is asserted by the caller (a duplicate would push a count above its expected value).
+            Map<String, Long> seen = counts;
+            boolean caughtUp = seen.getOrDefault("alpha", 0L) >= expectedAlpha && seen.getOrDefault("beta", 0L) >= expectedAlpha
+                && java.util.stream.IntStream.range(0, 10).allMatch(w -> seen.getOrDefault("w" + w, 0L) >= expectedAlpha / 10);
+            if (caughtUp) {
                 return counts;
             }
         }

@@ -182,7 +182,8 @@ class ObservabilityTest {
         String python = Files.isExecutable(Path.of("/usr/bin/python3")) ? "/usr/bin/python3" : "python3";
         ExternalTools.require("the Prometheus Python client (Debian package python3-prometheus-client)", hasPythonPrometheusClient(python));
         HttpResponse<String> response = MetricsScrape.get(metricsPort, "/metrics", MetricsScrape.OPENMETRICS_ACCEPT);
-        assertThat(response.headers().firstValue("Content-Type")).hasValueSatisfying(type -> assertThat(type).startsWith("application/openmetrics-text"));
+        assertThat(response.headers().firstValue("Content-Type"))
+            .hasValueSatisfying(type -> assertThat(type).startsWith("application/openmetrics-text"));
         String script = "import sys\n"
             + "from prometheus_client.openmetrics.parser import text_string_to_metric_families\n"
             + "families = list(text_string_to_metric_families(sys.stdin.read()))\n"

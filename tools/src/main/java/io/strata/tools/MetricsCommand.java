@@ -37,8 +37,8 @@ final class MetricsCommand implements Callable<Integer> {
         defaultValue = "http://127.0.0.1:9644")
     String url;
 
-    @Option(names = "--interval", description = "Seconds between the two scrapes rates are computed over; 0: averages since start. Default: ${DEFAULT-VALUE}.",
-        defaultValue = "1")
+    @Option(names = "--interval", defaultValue = "1",
+        description = "Seconds between the two scrapes rates are computed over; 0: averages since start. Default: ${DEFAULT-VALUE}.")
     double intervalSeconds;
 
     @Option(names = "--top", description = "Consumer lag rows to show; default: ${DEFAULT-VALUE}.", defaultValue = "10")
@@ -114,13 +114,14 @@ final class MetricsCommand implements Callable<Integer> {
         out.append(String.format(Locale.ROOT, "Health      %s%n", health));
         out.append(String.format(Locale.ROOT, "Partitions  %d (under-replicated %d, offline %d) · connections %d · request queue %d%n",
             (long) last.sum("kafka_server_replicamanager_partitioncount"), (long) last.sum("kafka_server_replicamanager_underreplicatedpartitions"),
-            (long) last.sum("kafka_controller_kafkacontroller_offlinepartitionscount"), (long) last.sum("kafka_server_socketservermetrics_connections"),
+            (long) last.sum("kafka_controller_kafkacontroller_offlinepartitionscount"),
+            (long) last.sum("kafka_server_socketservermetrics_connections"),
             (long) last.sum("kafka_network_requestchannel_requestqueuesize")));
         out.append(String.format(Locale.ROOT, "Throughput  in %s/s (%s msg/s) · out %s/s · %s requests/s%n",
             bytes(rate(first, last, "kafka_server_brokertopicmetrics_bytesin_total", seconds)),
             number(rate(first, last, "kafka_server_brokertopicmetrics_messagesin_total", seconds)),
             bytes(rate(first, last, "kafka_server_brokertopicmetrics_bytesout_total", seconds)),
-            number(rate(first, last, "kafka_network_requestmetrics_requests_total", seconds, "request", r -> !r.startsWith("Fetch") || r.equals("Fetch")))));
+            number(rate(first, last, "kafka_network_requestmetrics_requests_total", seconds, "request", MetricsCommand::isRequestType))));
         out.append(String.format(Locale.ROOT, "Threads     request handlers idle %s · network idle %s%n",
             percent(last.sum("kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent")),
             percent(last.sum("kafka_network_socketserver_networkprocessoravgidlepercent"))));
@@ -134,6 +135,11 @@ final class MetricsCommand implements Callable<Integer> {
         return out.toString();
     }
 
+    /** False for FetchConsumer and FetchFollower, which count Fetch requests a second time (as Kafka does). */
+    private static boolean isRequestType(String request) {
+        return !request.equals("FetchConsumer") && !request.equals("FetchFollower");
+    }
+
     private static void renderLatency(PrometheusText first, PrometheusText last, double seconds, StringBuilder out) {
         Map<String, Double> rates = new HashMap<>();
         for (PrometheusText.Sample sample : last.samples("kafka_network_requestmetrics_requests_total")) {
@@ -144,7 +150,10 @@ final class MetricsCommand implements Callable<Integer> {
         }
         rates.replaceAll((request, zero) -> rate(first, last, "kafka_network_requestmetrics_requests_total", seconds, "request", request::equals));
         List<String> requests = new ArrayList<>(rates.keySet());
-        requests.sort(Comparator.comparing((String request) -> -rates.get(request)).thenComparing(Comparator.naturalOrder()));
+        // Busiest first; among equally busy ones (an idle window), those with the most requests since start.
+        requests.sort(Comparator.comparing((String request) -> -rates.get(request))
+            .thenComparing(request -> -total(last, "kafka_network_requestmetrics_requests_total", "request", request::equals))
+            .thenComparing(Comparator.naturalOrder()));
         out.append(String.format(Locale.ROOT, "%nLatency, ms (total time)  %12s %9s %9s %9s%n", "requests/s", "p50", "p99", "p99.9"));
         int rows = 0;
         for (String request : requests) {
@@ -176,7 +185,8 @@ final class MetricsCommand implements Callable<Integer> {
 
     private static Map<Double, Double> bucketsOf(PrometheusText text, String request) {
         Map<Double, Double> buckets = new HashMap<>();
-        for (PrometheusText.Sample sample : text.samples("kafka_network_requestmetrics_totaltimems_bucket", s -> request.equals(s.label("request")))) {
+        for (PrometheusText.Sample sample : text.samples("kafka_network_requestmetrics_totaltimems_bucket",
+            s -> request.equals(s.label("request")))) {
             String le = sample.label("le");
             double bound = le.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(le);
             buckets.merge(bound, sample.value(), Double::sum);

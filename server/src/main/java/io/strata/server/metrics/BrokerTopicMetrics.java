@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 
 /**
  * Kafka's {@code kafka.server:type=BrokerTopicMetrics} per topic: bytes in and out, messages
@@ -24,7 +25,7 @@ public final class BrokerTopicMetrics implements MetricsCollector {
     public static final BrokerTopicMetrics DISABLED = new BrokerTopicMetrics(false, () -> null);
 
     private final boolean enabled;
-    private final java.util.function.Supplier<Set<String>> hostedTopics;
+    private final Supplier<Set<String>> hostedTopics;
     private final ConcurrentHashMap<String, TopicCounters> topics = new ConcurrentHashMap<>();
 
     /** The counters of one topic. */
@@ -42,11 +43,11 @@ public final class BrokerTopicMetrics implements MetricsCollector {
      * @param hostedTopics the topics this broker hosts now (null: keep every topic); series of
      *                     other topics are dropped at scrape time
      */
-    public BrokerTopicMetrics(java.util.function.Supplier<Set<String>> hostedTopics) {
+    public BrokerTopicMetrics(Supplier<Set<String>> hostedTopics) {
         this(true, hostedTopics);
     }
 
-    private BrokerTopicMetrics(boolean enabled, java.util.function.Supplier<Set<String>> hostedTopics) {
+    private BrokerTopicMetrics(boolean enabled, Supplier<Set<String>> hostedTopics) {
         this.enabled = enabled;
         this.hostedTopics = hostedTopics;
     }

@@ -21,7 +21,7 @@ import java.util.zip.GZIPOutputStream;
 
 /**
  * The broker's HTTP endpoint ({@code metrics.listener}, default {@code http://127.0.0.1:9644}),
- * served by the JDK's built-in HTTP server on one thread of its own:
+ * served by the JDK's built-in HTTP server on {@value #THREADS} threads of its own:
  *
  * <ul>
  *   <li>{@code GET /metrics}: the Prometheus text format, or OpenMetrics when the
@@ -31,13 +31,17 @@ import java.util.zip.GZIPOutputStream;
  *       {@code {"status":"not ready","reason":...}}.</li>
  * </ul>
  *
- * One thread is enough (a scrape takes milliseconds) and keeps a flood of scrapes from taking
- * CPU from the request path; the listen backlog bounds what waits.
+ * Two threads: a scrape takes milliseconds (at most {@link ServerMetrics#GROUP_STATISTICS_TIMEOUT_MS}
+ * when the group coordinator is slow to answer), and the second keeps health probes answered
+ * meanwhile; few threads keep a flood of scrapes from taking CPU from the request path, and the
+ * listen backlog bounds what waits.
  */
 public final class MetricsHttpServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MetricsHttpServer.class);
     /** Pending connections the endpoint queues before refusing more. */
     private static final int BACKLOG = 16;
+    /** Serving threads. */
+    static final int THREADS = 2;
 
     private final HttpServer http;
     private final ExecutorService executor;
@@ -81,8 +85,9 @@ public final class MetricsHttpServer implements AutoCloseable {
             throw new IOException("cannot bind metrics.listener http://" + listener.host() + ":" + listener.port() + " (" + e.getMessage()
                 + "); set metrics.listener to a free port, or metrics.enabled=false", e);
         }
-        ExecutorService executor = Executors.newSingleThreadExecutor(task -> {
-            Thread thread = new Thread(task, "strata-metrics-http");
+        java.util.concurrent.atomic.AtomicInteger threads = new java.util.concurrent.atomic.AtomicInteger();
+        ExecutorService executor = Executors.newFixedThreadPool(THREADS, task -> {
+            Thread thread = new Thread(task, "strata-metrics-http-" + threads.getAndIncrement());
             thread.setDaemon(true);
             return thread;
         });

@@ -38,6 +38,7 @@ import java.util.concurrent.atomic.LongAdder;
  * allocation). Thread-safe.
  */
 public final class RequestMetrics implements NetworkObserver, ErrorCounts.Sink, MetricsCollector {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RequestMetrics.class);
     static final String CONSUMER_FETCH = "FetchConsumer";
     static final String FOLLOWER_FETCH = "FetchFollower";
 
@@ -51,6 +52,8 @@ public final class RequestMetrics implements NetworkObserver, ErrorCounts.Sink, 
     /** [apiKey] → count per error code ordinal, created on first use. */
     private final AtomicReferenceArray<AtomicReferenceArray<LongAdder>> errors = new AtomicReferenceArray<>(API_SLOTS);
     private final Map<String, ListenerStats> listeners = new ConcurrentHashMap<>();
+    /** Benign race: at worst a failure is logged more than once. */
+    private volatile boolean failureReported;
 
     /** The counters of one (request name, version). */
     static final class Stats {
@@ -120,7 +123,18 @@ public final class RequestMetrics implements NetworkObserver, ErrorCounts.Sink, 
 
     @Override
     public void responseCreated(Request request, ApiMessage response) {
-        ErrorCounts.count(response, request.header().api().apiKey, this);
+        try {
+            ErrorCounts.count(response, request.header().api().apiKey, this);
+        } catch (RuntimeException e) {
+            reportFailure(e); // a metrics bug must not cost the client its answer
+        }
+    }
+
+    private void reportFailure(RuntimeException e) {
+        if (!failureReported) {
+            failureReported = true;
+            LOG.error("Recording request metrics failed; the metrics may be incomplete (logged once)", e);
+        }
     }
 
     @Override
@@ -152,7 +166,12 @@ public final class RequestMetrics implements NetworkObserver, ErrorCounts.Sink, 
         long dequeued = request.dequeuedNanos() == 0 ? responded : request.dequeuedNanos();
         long handlerReturned = request.localCompleteNanos();
         long localComplete = handlerReturned == 0 || handlerReturned > responded ? responded : handlerReturned;
-        record(api, version, api == ApiMessageType.FETCH && isFromFollower(request), received, dequeued, localComplete, responded, completedNanos);
+        try {
+            record(api, version, api == ApiMessageType.FETCH && isFromFollower(request), received, dequeued, localComplete, responded,
+                completedNanos);
+        } catch (RuntimeException e) {
+            reportFailure(e); // the event loop must go on releasing the request and serving the connection
+        }
     }
 
     /** Records one request whose stage boundaries are known (nanoseconds, non-decreasing). */
@@ -197,13 +216,15 @@ public final class RequestMetrics implements NetworkObserver, ErrorCounts.Sink, 
     public void collect(List<MetricFamily> out) {
         MetricFamily requests = MetricFamily.counter("kafka_network_requestmetrics_requests_total",
             "Requests completed, by request type and version (Kafka's RequestsPerSec).", "request", "version");
-        MetricFamily queue = latencyFamily("kafka_network_requestmetrics_requestqueuetimems", "Time a request waited in the request channel, ms.");
+        MetricFamily queue = latencyFamily("kafka_network_requestmetrics_requestqueuetimems",
+            "Time a request waited in the request channel, ms.");
         MetricFamily local = latencyFamily("kafka_network_requestmetrics_localtimems", "Time the request handler worked on a request, ms.");
         MetricFamily remote = latencyFamily("kafka_network_requestmetrics_remotetimems",
             "Time a request waited after its handler returned (purgatory, coordinator), ms.");
         MetricFamily send = latencyFamily("kafka_network_requestmetrics_responsesendtimems",
             "Time from a request's answer to its response being written, ms.");
-        MetricFamily total = latencyFamily("kafka_network_requestmetrics_totaltimems", "Time from a request's arrival to its response being written, ms.");
+        MetricFamily total = latencyFamily("kafka_network_requestmetrics_totaltimems",
+            "Time from a request's arrival to its response being written, ms.");
         for (int api = 0; api < API_SLOTS; api++) {
             collectVersions(stats.get(api), requests, queue, local, remote, send, total);
         }

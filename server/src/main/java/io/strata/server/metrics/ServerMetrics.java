@@ -18,6 +18,7 @@ import io.strata.storage.LogSegment;
 import io.strata.storage.TopicPartition;
 import io.strata.storage.UnifiedLog;
 import io.strata.storage.cleaner.LogCleaner;
+import io.strata.storage.cleaner.LogCleanerManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -315,7 +316,8 @@ public final class ServerMetrics implements MetricsCollector {
         }
         out.add(MetricFamily.gauge("kafka_log_logmanager_remaininglogstorecover", "Partition logs still loading or recovering at start-up.")
             .add(logManager.loadingRemaining()));
-        MetricFamily usable = MetricFamily.gauge("strata_logdir_usable_bytes", "Bytes available to the broker on a data directory's file system.", "dir");
+        MetricFamily usable = MetricFamily.gauge("strata_logdir_usable_bytes", "Bytes available to the broker on a data directory's file system.",
+            "dir");
         MetricFamily total = MetricFamily.gauge("strata_logdir_total_bytes", "Size of a data directory's file system.", "dir");
         for (Path dir : server.config().logDirs()) {
             try {
@@ -345,24 +347,29 @@ public final class ServerMetrics implements MetricsCollector {
             if (cleaner.manager().isUncleanable(log.topicPartition())) {
                 uncleanable++;
             }
-            long cleanUpTo = checkpoints.getOrDefault(log.topicPartition(), log.logStartOffset());
-            long totalBytes = 0;
-            long dirtyBytes = 0;
-            for (LogSegment segment : log.logSegments()) {
-                totalBytes += segment.size();
-                if (segment.baseOffset() >= cleanUpTo) {
-                    dirtyBytes += segment.size();
-                }
-            }
-            if (totalBytes > 0) {
-                maxDirtyPercent = Math.max(maxDirtyPercent, 100.0 * dirtyBytes / totalBytes);
+            // Kafka's cleanable ratio: bytes between the clean point and the first uncleanable offset (never
+            // the active segment), over those plus the bytes already cleaned.
+            LogCleanerManager.OffsetsToClean offsets = LogCleanerManager.cleanableOffsets(log, checkpoints.get(log.topicPartition()),
+                System.currentTimeMillis());
+            long cleanBytes = segmentBytes(log.logSegments(Math.min(log.logStartOffset(), offsets.firstDirtyOffset()), offsets.firstDirtyOffset()));
+            long cleanableBytes = segmentBytes(log.logSegments(offsets.firstDirtyOffset(), offsets.firstUncleanableDirtyOffset()));
+            if (cleanBytes + cleanableBytes > 0) {
+                maxDirtyPercent = Math.max(maxDirtyPercent, 100.0 * cleanableBytes / (cleanBytes + cleanableBytes));
             }
         }
         out.add(MetricFamily.gauge("kafka_log_logcleaner_cleanerrunning", "1 while the log cleaner threads run.").add(cleaner.isRunning() ? 1 : 0));
         out.add(MetricFamily.gauge("kafka_log_logcleanermanager_uncleanablepartitions", "Compacted partitions the cleaner gave up on.")
             .add(uncleanable));
         out.add(MetricFamily.gauge("kafka_log_logcleanermanager_maxdirtypercent",
-            "Largest share (percent) of a compacted log not yet cleaned, by segment bytes.").add(maxDirtyPercent));
+            "Largest cleanable share (percent) of a compacted log, by segment bytes (Kafka's max-dirty-percent).").add(maxDirtyPercent));
+    }
+
+    private static long segmentBytes(List<LogSegment> segments) {
+        long bytes = 0;
+        for (LogSegment segment : segments) {
+            bytes += segment.size();
+        }
+        return bytes;
     }
 
     // ---------------------------------------------------------------- groups
