@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * AlterConfigs, the legacy API (kafka-clients 4 no longer sends it; older clients and tools do):
@@ -20,10 +19,8 @@ import java.util.Set;
  */
 final class AlterConfigsHandler implements ApiHandler {
     private final ConfigAlterations alterations;
-    private final BrokerContext context;
 
     AlterConfigsHandler(BrokerContext context) {
-        this.context = context;
         this.alterations = new ConfigAlterations(context);
     }
 
@@ -34,15 +31,8 @@ final class AlterConfigsHandler implements ApiHandler {
         for (AlterConfigsRequestData.AlterConfigsResource resource : body.resources()) {
             resources.add(new ConfigResource(resource.resourceType(), resource.resourceName()));
         }
-        Set<ConfigResource> duplicates = ConfigAlterations.duplicateResources(resources);
-        MetadataImage image = context.image();
-        List<ConfigAlterations.Outcome> outcomes = new ArrayList<>();
-        for (int i = 0; i < resources.size(); i++) {
-            ConfigResource resource = resources.get(i);
-            outcomes.add(duplicates.contains(resource) ? ConfigAlterations.duplicateResource()
-                : alter(image, resource, body.resources().get(i).configs()));
-        }
-        alterations.commit(outcomes, body.validateOnly(), finalOutcomes -> {
+        alterations.apply(resources, body.validateOnly(),
+            (image, i) -> alter(image, resources.get(i), body.resources().get(i).configs()), finalOutcomes -> {
             AlterConfigsResponseData response = new AlterConfigsResponseData();
             for (int i = 0; i < resources.size(); i++) {
                 ConfigAlterations.Outcome outcome = finalOutcomes.get(i);

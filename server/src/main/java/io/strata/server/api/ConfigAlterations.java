@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 
 /**
@@ -75,8 +76,24 @@ final class ConfigAlterations {
         this.context = context;
     }
 
+    /**
+     * Alters each resource of a request in order: a resource named more than once is INVALID_REQUEST
+     * at every occurrence, every other one gets {@code alterOne}'s outcome (by its index in the
+     * request) against one metadata image; then {@link #commit} the outcomes.
+     */
+    void apply(List<ConfigResource> resources, boolean validateOnly, BiFunction<MetadataImage, Integer, Outcome> alterOne,
+               Consumer<List<Outcome>> respond) {
+        Set<ConfigResource> duplicates = duplicateResources(resources);
+        MetadataImage image = context.image();
+        List<Outcome> outcomes = new ArrayList<>(resources.size());
+        for (int i = 0; i < resources.size(); i++) {
+            outcomes.add(duplicates.contains(resources.get(i)) ? duplicateResource() : alterOne.apply(image, i));
+        }
+        commit(outcomes, validateOnly, respond);
+    }
+
     /** Resources named more than once in a request: Kafka answers every occurrence INVALID_REQUEST. */
-    static Set<ConfigResource> duplicateResources(List<ConfigResource> resources) {
+    private static Set<ConfigResource> duplicateResources(List<ConfigResource> resources) {
         Set<ConfigResource> seen = new HashSet<>();
         Set<ConfigResource> duplicates = new HashSet<>();
         for (ConfigResource resource : resources) {
@@ -87,7 +104,7 @@ final class ConfigAlterations {
         return duplicates;
     }
 
-    static Outcome duplicateResource() {
+    private static Outcome duplicateResource() {
         return Outcome.failure(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.");
     }
 

@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * IncrementalAlterConfigs: per key, SET a value, DELETE the dynamic value (back to the broker
@@ -27,10 +26,8 @@ import java.util.Set;
  */
 final class IncrementalAlterConfigsHandler implements ApiHandler {
     private final ConfigAlterations alterations;
-    private final BrokerContext context;
 
     IncrementalAlterConfigsHandler(BrokerContext context) {
-        this.context = context;
         this.alterations = new ConfigAlterations(context);
     }
 
@@ -41,15 +38,8 @@ final class IncrementalAlterConfigsHandler implements ApiHandler {
         for (IncrementalAlterConfigsRequestData.AlterConfigsResource resource : body.resources()) {
             resources.add(new ConfigResource(resource.resourceType(), resource.resourceName()));
         }
-        Set<ConfigResource> duplicates = ConfigAlterations.duplicateResources(resources);
-        MetadataImage image = context.image();
-        List<ConfigAlterations.Outcome> outcomes = new ArrayList<>();
-        for (int i = 0; i < resources.size(); i++) {
-            ConfigResource resource = resources.get(i);
-            outcomes.add(duplicates.contains(resource) ? ConfigAlterations.duplicateResource()
-                : alter(image, resource, body.resources().get(i).configs()));
-        }
-        alterations.commit(outcomes, body.validateOnly(), finalOutcomes -> {
+        alterations.apply(resources, body.validateOnly(),
+            (image, i) -> alter(image, resources.get(i), body.resources().get(i).configs()), finalOutcomes -> {
             IncrementalAlterConfigsResponseData response = new IncrementalAlterConfigsResponseData();
             for (int i = 0; i < resources.size(); i++) {
                 ConfigAlterations.Outcome outcome = finalOutcomes.get(i);
