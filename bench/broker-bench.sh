@@ -45,7 +45,8 @@
 # -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35
 # -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true); the Java tools get the same flags with
 # the heap their bin/ scripts set (ProducerPerformance -Xmx512M, the others -Xmx256M). Strata runs
-# as bin/strata runs it: `java -jar strata.jar server`, no flags.
+# through bin/strata, with the options it gives `strata server` (-Xms64m -Xmx1g, G1 with a 20 ms
+# pause goal, its class-data-sharing archive).
 #
 # Measurements hold /tmp/strata-mvn.lock (the lock builds take) so no build runs during them: one
 # row at a time (its alternating runs against both brokers, a minute or so), released between rows
@@ -277,15 +278,23 @@ else
   rc=$?
   unlock
   STRATA_JAR_SRC="$WORK/strata-src/tools/target/strata.jar"
+  STRATA_SCRIPT_SRC="$WORK/strata-src/bin/strata"
   [[ $rc == 0 && -f "$STRATA_JAR_SRC" ]] || die "Strata build failed (see $RES/logs/build-strata.log)"
 fi
-# A private copy, so a concurrent rebuild cannot change what is measured mid-run.
-cp "$STRATA_JAR_SRC" "$WORK/strata.jar"
-STRATA_JAR="$WORK/strata.jar"
+# A private copy of bin/strata and its jar, so a concurrent rebuild cannot change what is measured
+# mid-run; Strata runs as a user runs it, through bin/strata (with its JVM options and its
+# class-data-sharing archive, which the unmeasured `version` run below trains).
+STRATA_HOME="$WORK/strata-home"
+mkdir -p "$STRATA_HOME/bin" "$STRATA_HOME/tools/target"
+cp "${STRATA_SCRIPT_SRC:-$ROOT/bin/strata}" "$STRATA_HOME/bin/strata"
+cp "$STRATA_JAR_SRC" "$STRATA_HOME/tools/target/strata.jar"
+STRATA_JAR="$STRATA_HOME/tools/target/strata.jar"
+STRATA="$STRATA_HOME/bin/strata"
 rm -rf "$WORK/strata-src"
+"$STRATA" version >/dev/null 2>&1 9>&- || die "$STRATA version failed"
 
-strata_launch() { # DIR -> STRATA_PID
-  java -jar "$STRATA_JAR" server --override "listeners=PLAINTEXT://127.0.0.1:$STRATA_PORT" \
+strata_launch() { # DIR -> STRATA_PID (bin/strata execs java, so this is the broker's PID)
+  "$STRATA" server --override "listeners=PLAINTEXT://127.0.0.1:$STRATA_PORT" \
     --override "log.dirs=$1/data" >"$1/broker.log" 2>&1 9>&- &
   STRATA_PID=$!
 }
@@ -300,7 +309,7 @@ strata_launch() { # DIR -> STRATA_PID
   echo "java: $(java -version 2>&1 | head -2 | tail -1)"
   echo "kcat: $(kcat -V 2>&1 | sed -n 's/^Version \([^ ]*\) .*librdkafka \([^ ]*\) .*/\1 (librdkafka \2)/p')"
   echo "apache_kafka: $BENCH_KAFKA_VERSION (kafka_2.13 + kafka-tools from Maven Central)"
-  echo "strata: $(java -jar "$STRATA_JAR" version 2>&1 | head -1 9>&-)"
+  echo "strata: $("$STRATA" version 2>&1 | head -1 9>&-)"
   echo "strata_build: $STRATA_LABEL"
   echo "runs_per_row: $RUNS"
   echo "records: kcat $KCAT_RECORDS x 100 B; ProducerPerformance $PP_SMALL_RECORDS x 100 B, $PP_LARGE_RECORDS x 1024 B; EndToEndLatency $E2E_RECORDS"

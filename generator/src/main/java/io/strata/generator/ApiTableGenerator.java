@@ -36,11 +36,10 @@ final class ApiTableGenerator {
                 throw new IllegalArgumentException("no response schema for " + request.name);
             }
             String base = request.name.substring(0, request.name.length() - "Request".length());
-            b.line("%s((short) %d, \"%s\", (short) %d, (short) %d, (short) %d, (short) %d, %s, %s::new, %s::new, %s::new, %s::new)%s",
+            b.line("%s((short) %d, \"%s\", (short) %d, (short) %d, (short) %d, (short) %d, %s)%s",
                     constantName(base), entry.getKey(), base,
                     request.validVersions.lowest(), request.validVersions.highest(),
                     firstFlexible(request), firstFlexible(response), request.latestVersionUnstable,
-                    request.className(), request.className(), response.className(), response.className(),
                     --remaining == 0 ? ";" : ",");
         }
         b.blank();
@@ -62,20 +61,11 @@ final class ApiTableGenerator {
         b.line("private final short firstFlexibleResponseVersion;");
         b.line("/** The newest version is still under development in Kafka and not advertised by default. */");
         b.line("public final boolean latestVersionUnstable;");
-        b.line("private final java.util.function.Supplier<io.strata.protocol.ApiMessage> newRequest;");
-        b.line("private final java.util.function.BiFunction<io.strata.protocol.Reader, Short, io.strata.protocol.ApiMessage> readRequest;");
-        b.line("private final java.util.function.Supplier<io.strata.protocol.ApiMessage> newResponse;");
-        b.line("private final java.util.function.BiFunction<io.strata.protocol.Reader, Short, io.strata.protocol.ApiMessage> readResponse;");
         b.blank();
         b.open("ApiMessageType(short apiKey, String apiName, short lowestSchemaVersion, short highestSchemaVersion, "
-                + "short firstFlexibleRequestVersion, short firstFlexibleResponseVersion, boolean latestVersionUnstable, "
-                + "java.util.function.Supplier<io.strata.protocol.ApiMessage> newRequest, "
-                + "java.util.function.BiFunction<io.strata.protocol.Reader, Short, io.strata.protocol.ApiMessage> readRequest, "
-                + "java.util.function.Supplier<io.strata.protocol.ApiMessage> newResponse, "
-                + "java.util.function.BiFunction<io.strata.protocol.Reader, Short, io.strata.protocol.ApiMessage> readResponse)");
+                + "short firstFlexibleRequestVersion, short firstFlexibleResponseVersion, boolean latestVersionUnstable)");
         for (String field : new String[] {"apiKey", "apiName", "lowestSchemaVersion", "highestSchemaVersion",
-            "firstFlexibleRequestVersion", "firstFlexibleResponseVersion", "latestVersionUnstable",
-            "newRequest", "readRequest", "newResponse", "readResponse"}) {
+            "firstFlexibleRequestVersion", "firstFlexibleResponseVersion", "latestVersionUnstable"}) {
             b.line("this.%s = %s;", field, field);
         }
         b.close().blank();
@@ -93,12 +83,26 @@ final class ApiTableGenerator {
         b.line("if (apiKey == 18) return 0;");
         b.line("return isFlexibleResponse(version) ? (short) 1 : (short) 0;");
         b.close();
-        b.line("public io.strata.protocol.ApiMessage newRequest() { return newRequest.get(); }");
-        b.line("public io.strata.protocol.ApiMessage newResponse() { return newResponse.get(); }");
-        b.line("public io.strata.protocol.ApiMessage readRequest(io.strata.protocol.Reader reader, short version) { return readRequest.apply(reader, version); }");
-        b.line("public io.strata.protocol.ApiMessage readResponse(io.strata.protocol.Reader reader, short version) { return readResponse.apply(reader, version); }");
+        // Factories are switches rather than per-constant lambdas: 4 method references per API cost
+        // ~360 lambda bootstraps when the enum is initialised, a measurable part of server start-up.
+        factory(b, "newRequest()", requests, "new %s()");
+        factory(b, "newResponse()", responses, "new %s()");
+        factory(b, "readRequest(io.strata.protocol.Reader reader, short version)", requests, "new %s(reader, version)");
+        factory(b, "readResponse(io.strata.protocol.Reader reader, short version)", responses, "new %s(reader, version)");
         b.close();
         return b.toString();
+    }
+
+    private static void factory(CodeBuffer b, String signature, Map<Integer, Spec> specs, String expression) {
+        b.blank();
+        b.open("public io.strata.protocol.ApiMessage " + signature);
+        b.open("switch (apiKey)");
+        for (Map.Entry<Integer, Spec> entry : specs.entrySet()) {
+            b.line("case %d: return %s;", entry.getKey(), String.format(expression, entry.getValue().className()));
+        }
+        b.line("default: throw new IllegalStateException(\"no message class for API key \" + apiKey);");
+        b.close();
+        b.close();
     }
 
     private static short firstFlexible(Spec spec) {

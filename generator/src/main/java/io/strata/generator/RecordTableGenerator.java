@@ -28,8 +28,8 @@ final class RecordTableGenerator {
         int remaining = records.size();
         for (Map.Entry<Integer, Spec> entry : records.entrySet()) {
             Spec spec = entry.getValue();
-            b.line("%s((short) %d, (short) %d, %s::new)%s", ApiTableGenerator.constantName(spec.name.replace("Record", "")),
-                entry.getKey(), spec.validVersions.highest(), spec.className(), --remaining == 0 ? ";" : ",");
+            b.line("%s((short) %d, (short) %d)%s", ApiTableGenerator.constantName(spec.name.replace("Record", "")),
+                entry.getKey(), spec.validVersions.highest(), --remaining == 0 ? ";" : ",");
         }
         b.blank();
         b.line("private static final MetadataRecordType[] BY_ID;");
@@ -41,17 +41,22 @@ final class RecordTableGenerator {
         b.close().blank();
         b.line("public final short id;");
         b.line("public final short highestVersion;");
-        b.line("private final java.util.function.BiFunction<io.strata.protocol.Reader, Short, io.strata.protocol.ApiMessage> reader;");
         b.blank();
-        b.open("MetadataRecordType(short id, short highestVersion, java.util.function.BiFunction<io.strata.protocol.Reader, Short, io.strata.protocol.ApiMessage> reader)");
+        b.open("MetadataRecordType(short id, short highestVersion)");
         b.line("this.id = id;");
         b.line("this.highestVersion = highestVersion;");
-        b.line("this.reader = reader;");
         b.close().blank();
         b.open("public static MetadataRecordType fromId(int id)");
         b.line("return id >= 0 && id < BY_ID.length ? BY_ID[id] : null;");
         b.close().blank();
-        b.line("public io.strata.protocol.ApiMessage read(io.strata.protocol.Reader reader, short version) { return this.reader.apply(reader, version); }");
+        b.open("public io.strata.protocol.ApiMessage read(io.strata.protocol.Reader reader, short version)");
+        b.open("switch (id)");
+        for (Map.Entry<Integer, Spec> entry : records.entrySet()) {
+            b.line("case %d: return new %s(reader, version);", entry.getKey(), entry.getValue().className());
+        }
+        b.line("default: throw new IllegalStateException(\"no record class for id \" + id);");
+        b.close();
+        b.close();
         b.close();
         return b.toString();
     }

@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class CliArgumentsTest {
     @SuppressWarnings("unchecked")
     private static <T> T parse(String... args) {
-        CommandLine.ParseResult result = new CommandLine(new StrataCli()).parseArgs(args);
+        CommandLine.ParseResult result = StrataCli.commandLine(args.length > 0 ? args[0] : "").parseArgs(args);
         while (result.hasSubcommand()) {
             result = result.subcommand();
         }

@@ -101,7 +101,7 @@ public final class MetricsHttpServer implements AutoCloseable {
         http.createContext("/", exchange -> serve(exchange, () -> new Response(404, "text/plain; charset=utf-8",
             "not found; try /metrics, /health/live or /health/ready\n")));
         http.start();
-        LOG.info("Serving /metrics and /health on http://{}", http.getAddress());
+        LOG.info("Serving /metrics and /health on http://{}:{}", http.getAddress().getHostString(), http.getAddress().getPort());
         return new MetricsHttpServer(http, executor);
     }
 
