@@ -87,23 +87,29 @@ public final class SystemTimer implements Timer {
 
     @Override
     public void add(TimerTask task) {
-        TimerTaskEntry entry = new TimerTaskEntry(task, deadlineMs(task.delayMs()));
+        long nowMs = time.hiResClockMs();
+        TimerTaskEntry entry = new TimerTaskEntry(task, deadlineMs(nowMs, task.delayMs()));
         task.link(entry);
-        boolean placed;
-        lock.readLock().lock();
-        try {
-            placed = timingWheel.add(entry);
-        } finally {
-            lock.readLock().unlock();
+        // Due already (a zero delay on a tick boundary): run it now. The wheel cannot tell,
+        // because its clock only moves when a bucket falls due and may lag the real clock;
+        // it would park the task in a bucket that expires at the next advance.
+        boolean placed = false;
+        if (entry.expirationMs > nowMs) {
+            lock.readLock().lock();
+            try {
+                placed = timingWheel.add(entry);
+            } finally {
+                lock.readLock().unlock();
+            }
         }
         if (!placed && task.claim(entry)) {
             execute(task);
         }
     }
 
-    /** {@code now + delayMs}, rounded up to the tick so no task runs early. */
-    private long deadlineMs(long delayMs) {
-        long exactMs = time.hiResClockMs() + delayMs;
+    /** {@code nowMs + delayMs}, rounded up to the tick so no task runs early. */
+    private long deadlineMs(long nowMs, long delayMs) {
+        long exactMs = nowMs + delayMs;
         return Math.floorDiv(exactMs + tickMs - 1, tickMs) * tickMs;
     }
 

@@ -16,6 +16,12 @@ import net.jqwik.api.constraints.IntRange;
  * at the first clock advance past its deadline rounded up to the tick.
  */
 class SystemTimerPropertyTest {
+    /** A case a random run found (tick 1 ms, wheel size 2): a task ran one advance late. */
+    @net.jqwik.api.Example
+    void foundByARandomRun() throws InterruptedException {
+        everyTaskRunsOnceNoEarlierThanItsDeadlineAndAtTheFirstAdvancePastItsTick(1, 2, -89);
+    }
+
     @Property(tries = 40)
     void everyTaskRunsOnceNoEarlierThanItsDeadlineAndAtTheFirstAdvancePastItsTick(
         @ForAll @IntRange(min = 1, max = 10) int tickMs,
