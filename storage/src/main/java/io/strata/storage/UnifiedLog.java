@@ -9,6 +9,7 @@ import io.strata.protocol.records.EndTransactionMarker;
 import io.strata.protocol.records.MemoryRecords;
 import io.strata.protocol.records.Record;
 import io.strata.protocol.records.RecordBatch;
+import io.strata.protocol.records.RecordLimits;
 import io.strata.protocol.records.TimestampType;
 import io.strata.storage.checkpoint.LeaderEpochCheckpointFile;
 import io.strata.storage.checkpoint.PartitionMetadataFile;
@@ -370,6 +371,10 @@ public final class UnifiedLog implements Closeable {
                 + topicPartition + " is more than message.timestamp.after.max.ms=" + config.messageTimestampAfterMaxMs + " ahead of now " + now);
         }
         if (!checkEachRecord || batch.isControlBatch()) {
+            // Kafka reads every record of a batch it accepts (decompressing it if needed), so a
+            // batch whose CRC is right but whose records are garbage never reaches a consumer.
+            // This does the same without building record objects.
+            batch.checkRecords(RecordLimits.DEFAULT_MAX_DECOMPRESSED_BATCH_BYTES);
             return;
         }
         for (Record record : batch.records()) {

@@ -7,6 +7,7 @@ import io.strata.protocol.records.ControlRecordType;
 import io.strata.protocol.records.DefaultRecordBatch;
 import io.strata.protocol.records.EndTransactionMarker;
 import io.strata.protocol.records.MemoryRecords;
+import io.strata.protocol.records.RecordBatchDescriptor;
 import io.strata.protocol.records.Record;
 import io.strata.protocol.records.RecordBatch;
 import io.strata.protocol.records.RecordBatchBuilder;
@@ -170,6 +171,40 @@ class UnifiedLogTest {
         assertThat(log.maxTimestampOffset().offset()).isEqualTo(49);
     }
 
+    /**
+     * A batch whose CRC is right but whose records are garbage (a buggy or hostile client
+     * computed the CRC over them) is refused, compressed or not, as Kafka does by reading every
+     * record it accepts; otherwise consumers would get a batch they cannot read.
+     */
+    @Test
+    void wellChecksummedBatchesWithMalformedRecordsAreRefused() throws IOException {
+        for (CompressionType compression : CompressionType.values()) {
+            MemoryRecords good = TestRecords.batch(time.milliseconds(), "first", "second");
+            ByteBuffer batch = good.buffer();
+            ByteBuffer section = batch.slice(RecordBatchDescriptor.RECORDS_OFFSET, batch.limit() - RecordBatchDescriptor.RECORDS_OFFSET);
+            byte[] records = new byte[section.remaining()];
+            section.get(records);
+            records[0] = (byte) (records[0] + 2); // the first record claims 1 more byte than it has (zigzag varint)
+            ByteBuffer payload = compression == CompressionType.NONE ? ByteBuffer.wrap(records)
+                : compression.codec().compress(ByteBuffer.wrap(records));
+            ByteBuffer bad = ByteBuffer.allocate(RecordBatchDescriptor.RECORDS_OFFSET + payload.remaining());
+            bad.put(batch.duplicate().position(0).limit(RecordBatchDescriptor.RECORDS_OFFSET)).put(payload).flip();
+            bad.putInt(RecordBatchDescriptor.LENGTH_OFFSET, bad.limit() - RecordBatchDescriptor.LENGTH_OFFSET - 4);
+            short attributes = (short) ((bad.getShort(RecordBatchDescriptor.ATTRIBUTES_OFFSET) & ~0x07) | compression.id());
+            bad.putShort(RecordBatchDescriptor.ATTRIBUTES_OFFSET, attributes);
+            java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+            crc.update(bad.duplicate().position(RecordBatchDescriptor.ATTRIBUTES_OFFSET));
+            bad.putInt(RecordBatchDescriptor.CRC_OFFSET, (int) crc.getValue());
+            MemoryRecords malformed = MemoryRecords.readableRecords(bad);
+            assertThat(malformed.batches().iterator().next()).satisfies(b -> assertThat(((DefaultRecordBatch) b).isValid()).isTrue());
+
+            assertError(() -> log.appendAsLeader(malformed, 0, UnifiedLog.AppendOrigin.CLIENT), ErrorCode.CORRUPT_MESSAGE);
+        }
+        assertThat(log.logEndOffset()).isZero();
+        log.appendAsLeader(TestRecords.batch(CompressionType.LZ4, time.milliseconds(), "fine"), 0, UnifiedLog.AppendOrigin.CLIENT);
+        assertThat(log.logEndOffset()).isEqualTo(1);
+    }
+
     @Test
     void invalidBatchesGetKafkasErrorCodes() throws IOException {
         MemoryRecords corrupt = TestRecords.batch(time.milliseconds(), "a");
@@ -207,14 +242,12 @@ class UnifiedLogTest {
     }
 
     @Test
-    void sequenceGapsStaleEpochsAndUnknownProducersAreRefused() throws IOException {
+    void sequenceGapsAndStaleEpochsAreRefused() throws IOException {
         log.appendAsLeader(TestRecords.idempotentBatch(7L, (short) 3, 0, time.milliseconds(), "a"), 0, UnifiedLog.AppendOrigin.CLIENT);
         assertError(() -> log.appendAsLeader(TestRecords.idempotentBatch(7L, (short) 3, 5, time.milliseconds(), "gap"), 0,
             UnifiedLog.AppendOrigin.CLIENT), ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
         assertError(() -> log.appendAsLeader(TestRecords.idempotentBatch(7L, (short) 2, 1, time.milliseconds(), "old"), 0,
             UnifiedLog.AppendOrigin.CLIENT), ErrorCode.INVALID_PRODUCER_EPOCH);
-        assertError(() -> log.appendAsLeader(TestRecords.idempotentBatch(9L, (short) 0, 3, time.milliseconds(), "unknown"), 0,
-            UnifiedLog.AppendOrigin.CLIENT), ErrorCode.UNKNOWN_PRODUCER_ID);
         assertError(() -> log.appendAsLeader(TestRecords.idempotentBatch(7L, (short) 4, 1, time.milliseconds(), "new-epoch"), 0,
             UnifiedLog.AppendOrigin.CLIENT), ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
         log.appendAsLeader(TestRecords.idempotentBatch(7L, (short) 4, 0, time.milliseconds(), "b"), 0, UnifiedLog.AppendOrigin.CLIENT);

@@ -237,6 +237,17 @@ public final class DefaultRecordBatch implements RecordBatch {
         return RecordReader.readAll(this, recordsPayload(maxDecompressedBytes));
     }
 
+    /**
+     * Checks, without parsing records into objects, that every record is well formed (see
+     * {@link #records(int)} for what "well formed" means), decompressing first if needed. A
+     * batch that passes can be read by any consumer.
+     *
+     * @throws io.strata.protocol.ProtocolException as {@link #records(int)} does
+     */
+    public void checkRecords(int maxDecompressedBytes) {
+        RecordReader.checkAll(this, recordsPayload(maxDecompressedBytes));
+    }
+
     /** The uncompressed records section, positioned at 0. */
     private ByteBuffer recordsPayload(int maxDecompressedBytes) {
         ByteBuffer stored = buffer.slice(RECORDS_OFFSET, recordsSizeInBytes());

@@ -51,6 +51,84 @@ final class RecordReader {
         return Collections.unmodifiableList(result);
     }
 
+    /**
+     * Checks the framing of every record as {@link #readAll} would, without creating anything:
+     * the declared count, each record's length, key, value and headers fitting inside it, each
+     * record consumed exactly, nothing left over. For the produce path, where most batches are
+     * stored as they came and only need to be known readable by consumers.
+     */
+    static void checkAll(DefaultRecordBatch batch, ByteBuffer records) {
+        int recordCount = batch.recordCount();
+        if (recordCount < 0 || recordCount > records.remaining() / MIN_RECORD_BYTES) {
+            throw new CorruptRecordException("record count does not fit the records section: recordCount=" + recordCount
+                + ", recordsBytes=" + records.remaining() + ", baseOffset=" + batch.baseOffset());
+        }
+        ByteBuffer cursor = records.duplicate();
+        for (int i = 0; i < recordCount; i++) {
+            if (!cursor.hasRemaining()) {
+                throw new CorruptRecordException("records section ends before the declared records: recordCount=" + recordCount
+                    + ", recordsRead=" + i + ", baseOffset=" + batch.baseOffset());
+            }
+            try {
+                skipRecord(cursor);
+            } catch (ProtocolException e) {
+                throw new CorruptRecordException("malformed record " + i + " of " + recordCount + " in batch at baseOffset="
+                    + batch.baseOffset() + ": " + e.getMessage(), e);
+            }
+        }
+        if (cursor.hasRemaining()) {
+            throw new CorruptRecordException("records section continues after the declared records: recordCount=" + recordCount
+                + ", unreadBytes=" + cursor.remaining() + ", baseOffset=" + batch.baseOffset());
+        }
+    }
+
+    /** Moves {@code cursor} past one record, checking what {@link #readRecord} checks. */
+    private static void skipRecord(ByteBuffer cursor) {
+        int bodyBytes = ByteUtils.readVarint(cursor);
+        if (bodyBytes < MIN_RECORD_BODY_BYTES || bodyBytes > cursor.remaining()) {
+            throw new CorruptRecordException("record length does not fit the records section: recordBodyBytes=" + bodyBytes
+                + ", remainingBytes=" + cursor.remaining());
+        }
+        int end = cursor.position() + bodyBytes;
+        ByteBuffer body = cursor.duplicate().limit(end);
+        cursor.position(end);
+        body.get(); // attributes
+        ByteUtils.readVarlong(body); // timestamp delta
+        ByteUtils.readVarint(body); // offset delta
+        skipNullableBytes(body, "key");
+        skipNullableBytes(body, "value");
+        int headerCount = ByteUtils.readVarint(body);
+        if (headerCount < 0 || headerCount > body.remaining() / MIN_HEADER_BYTES) {
+            throw new CorruptRecordException("header count does not fit the record: headerCount=" + headerCount
+                + ", remainingBytes=" + body.remaining());
+        }
+        for (int i = 0; i < headerCount; i++) {
+            int keyLength = ByteUtils.readVarint(body);
+            if (keyLength < 0 || keyLength > body.remaining()) {
+                throw new CorruptRecordException("header key length does not fit the record (null keys are not allowed): keyLength="
+                    + keyLength + ", remainingBytes=" + body.remaining());
+            }
+            body.position(body.position() + keyLength);
+            skipNullableBytes(body, "headerValue");
+        }
+        if (body.hasRemaining()) {
+            throw new CorruptRecordException("record continues after its last header: recordBodyBytes=" + bodyBytes
+                + ", unreadBytes=" + body.remaining());
+        }
+    }
+
+    private static void skipNullableBytes(ByteBuffer body, String field) {
+        int length = ByteUtils.readVarint(body);
+        if (length == -1) {
+            return;
+        }
+        if (length < -1 || length > body.remaining()) {
+            throw new CorruptRecordException("record " + field + " length does not fit the record: " + field + "Length=" + length
+                + ", remainingBytes=" + body.remaining());
+        }
+        body.position(body.position() + length);
+    }
+
     /** As {@link #readRecord}, naming the record and batch in the error so operators can find the bytes. */
     private static Record readRecordWithContext(ByteBuffer cursor, BatchContext context, int index, int recordCount) {
         try {
