@@ -39,6 +39,25 @@ import java.util.function.LongSupplier;
  * transactions from the log. Transactions that outlive their timeout are aborted with an epoch
  * bump, which fences the zombie producer.
  *
+ * <p>Transactions v2 (KIP-890 part 2, a client sending EndTxn v5+): partitions join the transaction
+ * implicitly when their leader calls {@link #addPartitions} for the client's first write (Produce
+ * v12) or offset commit (TxnOffsetCommit v5), and every EndTxn bumps the producer epoch when it
+ * persists PrepareCommit/PrepareAbort. The markers carry the bumped epoch, so a late write of the
+ * finished transaction is refused as from an older epoch, and the EndTxn response hands the client
+ * the new epoch (or, when the epoch is exhausted, a new producer id at epoch 0). EndTxn outcomes by
+ * state, for the client's current epoch and for a retry with the epoch before the bump (Kafka's table):
+ * <pre>
+ *                  abort: retry  current      commit: retry  current
+ *  Empty                  FENCED bump+abort           FENCED INVALID_TXN_STATE
+ *  CompleteAbort          NONE   bump+abort           ITS    INVALID_TXN_STATE
+ *  CompleteCommit         ITS    bump+abort           NONE   INVALID_TXN_STATE
+ *  Ongoing                FENCED bump+abort           FENCED bump+commit
+ *  Prepare*               CONCURRENT_TRANSACTIONS for the same result, INVALID_TXN_STATE for the other
+ * </pre>
+ *
+ * <p>Transactional ids idle in Empty, CompleteCommit or CompleteAbort for longer than
+ * {@code transactional.id.expiration.ms} are removed by a tombstone in the state log.
+ *
  * <p>Threading: every transactional id's state is touched only on its partition's thread.
  */
 public final class TransactionCoordinator implements AutoCloseable {
@@ -106,6 +125,8 @@ public final class TransactionCoordinator implements AutoCloseable {
                 executor.execute(() -> load(shard));
                 executor.scheduleWithFixedDelay(() -> abortTimedOut(shard), settings.abortTimedOutCheckIntervalMs(),
                     settings.abortTimedOutCheckIntervalMs(), TimeUnit.MILLISECONDS);
+                executor.scheduleWithFixedDelay(() -> expireTransactionalIds(shard), settings.removeExpiredCheckIntervalMs(),
+                    settings.removeExpiredCheckIntervalMs(), TimeUnit.MILLISECONDS);
                 return shard;
             });
         }
@@ -120,26 +141,51 @@ public final class TransactionCoordinator implements AutoCloseable {
         return buffer.array();
     }
 
-    private byte[] value(TransactionMetadata txn, TransactionState state, short epoch, long producerId, Set<TransactionMetadata.TxnPartition> partitions) {
-        TransactionLogValue value = new TransactionLogValue().setProducerId(producerId).setProducerEpoch(epoch)
-            .setTransactionTimeoutMs(txn.timeoutMs).setTransactionStatus(state.id)
-            .setTransactionLastUpdateTimestampMs(time.milliseconds()).setTransactionStartTimestampMs(txn.startTimestampMs);
+    /**
+     * One record of the state log: the transactional id's state after a transition. Transactions
+     * v2 records are written as value version 1, whose tagged fields carry the previous and next
+     * producer ids and the client's transaction version; v1 records stay at version 0.
+     */
+    private record Transition(TransactionState state, long producerId, short producerEpoch, Set<TransactionMetadata.TxnPartition> partitions,
+                              long previousProducerId, long nextProducerId, short clientTransactionVersion, long startTimestampMs) {
+        static Transition of(TransactionMetadata txn, TransactionState state, short epoch, long producerId,
+                             Set<TransactionMetadata.TxnPartition> partitions) {
+            return new Transition(state, producerId, epoch, partitions, txn.lastProducerId, txn.nextProducerId, txn.clientTransactionVersion,
+                txn.startTimestampMs);
+        }
+    }
+
+    private byte[] value(TransactionMetadata txn, Transition transition) {
+        TransactionLogValue value = new TransactionLogValue().setProducerId(transition.producerId()).setProducerEpoch(transition.producerEpoch())
+            .setTransactionTimeoutMs(txn.timeoutMs).setTransactionStatus(transition.state().id)
+            .setTransactionLastUpdateTimestampMs(time.milliseconds()).setTransactionStartTimestampMs(transition.startTimestampMs())
+            .setPreviousProducerId(transition.previousProducerId()).setNextProducerId(transition.nextProducerId())
+            .setClientTransactionVersion(transition.clientTransactionVersion());
         Map<String, List<Integer>> byTopic = new java.util.LinkedHashMap<>();
-        for (TransactionMetadata.TxnPartition partition : partitions) {
+        for (TransactionMetadata.TxnPartition partition : transition.partitions()) {
             byTopic.computeIfAbsent(partition.topic(), t -> new ArrayList<>()).add(partition.partition());
         }
         for (Map.Entry<String, List<Integer>> topic : byTopic.entrySet()) {
             value.transactionPartitions().add(new TransactionLogValue.PartitionsSchema().setTopic(topic.getKey()).setPartitionIds(topic.getValue()));
         }
-        return encode((short) 0, value);
+        short version = transition.clientTransactionVersion() >= TransactionMetadata.TRANSACTION_VERSION_2 ? (short) 1 : (short) 0;
+        return encode(version, value);
     }
 
     /** Persists a transition; {@code done} runs on the shard's thread with NONE or the write's error. */
     private void persist(Shard shard, TransactionMetadata txn, TransactionState state, short epoch, long producerId,
                          Set<TransactionMetadata.TxnPartition> partitions, Consumer<ErrorCode> done) {
-        txn.pendingState = state;
+        persist(shard, txn, Transition.of(txn, state, epoch, producerId, partitions), done);
+    }
+
+    private void persist(Shard shard, TransactionMetadata txn, Transition transition, Consumer<ErrorCode> done) {
+        write(shard, txn, transition.state(), value(txn, transition), done);
+    }
+
+    /** Appends the record (a null value is a tombstone) with {@code pending} as the pending state meanwhile. */
+    private void write(Shard shard, TransactionMetadata txn, TransactionState pending, byte[] value, Consumer<ErrorCode> done) {
+        txn.pendingState = pending;
         byte[] key = encode((short) 0, new TransactionLogKey().setTransactionalId(txn.transactionalId));
-        byte[] value = value(txn, state, epoch, producerId, partitions);
         RecordBatchBuilder builder = new RecordBatchBuilder(CompressionType.NONE, TimestampType.CREATE_TIME, 0)
             .append(time.milliseconds(), key, value);
         log.append(shard.partition, builder.build(), error -> shard.executor.execute(() -> {
@@ -172,7 +218,14 @@ public final class TransactionCoordinator implements AutoCloseable {
                 if (txn.producerId != stored.producerId()) {
                     txn.lastProducerId = txn.producerId;
                 }
-                txn.lastProducerEpoch = txn.producerEpoch;
+                if (stored.previousProducerId() != TransactionMetadata.NO_PRODUCER_ID) {
+                    txn.lastProducerId = stored.previousProducerId();
+                }
+                txn.nextProducerId = stored.nextProducerId();
+                txn.clientTransactionVersion = stored.clientTransactionVersion();
+                if (txn.producerId != stored.producerId() || txn.producerEpoch != stored.producerEpoch()) {
+                    txn.lastProducerEpoch = txn.producerEpoch;
+                }
                 txn.producerId = stored.producerId();
                 txn.producerEpoch = stored.producerEpoch();
                 txn.timeoutMs = stored.transactionTimeoutMs();
@@ -332,8 +385,22 @@ public final class TransactionCoordinator implements AutoCloseable {
 
     // ---------------------------------------------------------------- AddPartitionsToTxn / AddOffsetsToTxn
 
+    /** AddPartitionsToTxn / AddOffsetsToTxn from a transactions v1 client. */
     public CompletableFuture<ErrorCode> addPartitions(String transactionalId, long producerId, short producerEpoch,
                                                       Set<TransactionMetadata.TxnPartition> partitions) {
+        return addPartitions(transactionalId, producerId, producerEpoch, partitions, (short) 0);
+    }
+
+    /**
+     * Adds partitions to the producer's transaction, starting one if none is open. With
+     * {@code clientTransactionVersion} 2 this is the implicit add of a partition leader (Produce
+     * v12) or group coordinator (TxnOffsetCommit v5) on the client's behalf.
+     */
+    public CompletableFuture<ErrorCode> addPartitions(String transactionalId, long producerId, short producerEpoch,
+                                                      Set<TransactionMetadata.TxnPartition> partitions, short clientTransactionVersion) {
+        if (transactionalId == null || transactionalId.isEmpty()) {
+            return CompletableFuture.completedFuture(ErrorCode.INVALID_REQUEST);
+        }
         return onShard(transactionalId, ErrorCode.NOT_COORDINATOR, (shard, result) -> {
             if (!shard.loaded) {
                 result.complete(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
@@ -356,16 +423,16 @@ public final class TransactionCoordinator implements AutoCloseable {
             Set<TransactionMetadata.TxnPartition> all = new LinkedHashSet<>(txn.state == TransactionState.ONGOING ? txn.partitions : Set.of());
             all.addAll(partitions);
             long startMs = txn.state == TransactionState.ONGOING ? txn.startTimestampMs : time.milliseconds();
-            long previousStart = txn.startTimestampMs;
-            txn.startTimestampMs = startMs;
-            persist(shard, txn, TransactionState.ONGOING, txn.producerEpoch, txn.producerId, all, writeError -> {
+            Transition ongoing = new Transition(TransactionState.ONGOING, txn.producerId, txn.producerEpoch, all, txn.lastProducerId,
+                TransactionMetadata.NO_PRODUCER_ID, clientTransactionVersion, startMs);
+            persist(shard, txn, ongoing, writeError -> {
                 if (writeError == ErrorCode.NONE) {
                     txn.state = TransactionState.ONGOING;
+                    txn.startTimestampMs = startMs;
+                    txn.clientTransactionVersion = clientTransactionVersion;
                     txn.partitions.clear();
                     txn.partitions.addAll(all);
                     txn.lastUpdateTimestampMs = time.milliseconds();
-                } else {
-                    txn.startTimestampMs = previousStart;
                 }
                 result.complete(mapWriteError(writeError));
             });
@@ -421,26 +488,149 @@ public final class TransactionCoordinator implements AutoCloseable {
 
     // ---------------------------------------------------------------- EndTxn
 
+    /** The result of EndTxn: with transactions v2 also the producer id and epoch the client continues with. */
+    public record EndResult(ErrorCode error, long producerId, short producerEpoch) {
+        static EndResult error(ErrorCode error) {
+            return new EndResult(error, TransactionMetadata.NO_PRODUCER_ID, TransactionMetadata.NO_PRODUCER_EPOCH);
+        }
+    }
+
+    /** EndTxn from a transactions v1 client (EndTxn v0-v4). */
     public CompletableFuture<ErrorCode> endTransaction(String transactionalId, long producerId, short producerEpoch, boolean commit) {
-        return onShard(transactionalId, ErrorCode.NOT_COORDINATOR, (shard, result) -> {
+        return endTransaction(transactionalId, producerId, producerEpoch, commit, (short) 0).thenApply(EndResult::error);
+    }
+
+    /** EndTxn; {@code clientTransactionVersion} is 2 for EndTxn v5+ (transactions v2), else 0. */
+    public CompletableFuture<EndResult> endTransaction(String transactionalId, long producerId, short producerEpoch, boolean commit,
+                                                       short clientTransactionVersion) {
+        if (transactionalId == null || transactionalId.isEmpty()) {
+            return CompletableFuture.completedFuture(EndResult.error(ErrorCode.INVALID_REQUEST));
+        }
+        return onShard(transactionalId, EndResult.error(ErrorCode.NOT_COORDINATOR), (shard, result) -> {
             if (!shard.loaded) {
-                result.complete(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
+                result.complete(EndResult.error(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS));
                 return;
             }
             TransactionMetadata txn = shard.transactions.get(transactionalId);
-            ErrorCode error = validateProducer(txn, producerId, producerEpoch);
-            if (error != null) {
-                result.complete(error);
+            if (clientTransactionVersion >= TransactionMetadata.TRANSACTION_VERSION_2) {
+                endTransactionV2(shard, txn, producerId, producerEpoch, commit, result);
+            } else {
+                endTransactionV1(shard, txn, producerId, producerEpoch, commit, error -> result.complete(EndResult.error(error)));
+            }
+        });
+    }
+
+    private void endTransactionV1(Shard shard, TransactionMetadata txn, long producerId, short producerEpoch, boolean commit,
+                                  Consumer<ErrorCode> result) {
+        ErrorCode error = validateProducer(txn, producerId, producerEpoch);
+        if (error != null) {
+            result.accept(error);
+            return;
+        }
+        switch (txn.state) {
+            case ONGOING -> prepareEnd(shard, txn, commit, txn.producerEpoch, result);
+            case COMPLETE_COMMIT -> result.accept(commit ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE);
+            case COMPLETE_ABORT -> result.accept(commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.NONE);
+            case PREPARE_COMMIT -> result.accept(commit ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE);
+            case PREPARE_ABORT -> result.accept(commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.CONCURRENT_TRANSACTIONS);
+            default -> result.accept(ErrorCode.INVALID_TXN_STATE);
+        }
+    }
+
+    /** EndTxn with the epoch bump of transactions v2; the outcomes are the table in the class javadoc. */
+    private void endTransactionV2(Shard shard, TransactionMetadata txn, long producerId, short producerEpoch, boolean commit,
+                                  CompletableFuture<EndResult> result) {
+        if (txn == null) {
+            result.complete(EndResult.error(ErrorCode.INVALID_PRODUCER_ID_MAPPING));
+            return;
+        }
+        // A retry of an EndTxn that rotated the producer id (epoch overflow) names the previous id at the last epoch.
+        boolean retryOnOverflow = txn.lastProducerId == producerId && producerEpoch == Short.MAX_VALUE - 1 && txn.producerEpoch == 0
+            && txn.producerId != producerId;
+        boolean retryOnEpochBump = txn.producerId == producerId && txn.producerEpoch == producerEpoch + 1;
+        boolean retry = retryOnEpochBump || retryOnOverflow;
+        boolean current = txn.producerId == producerId && txn.producerEpoch == producerEpoch;
+        boolean validEpoch = switch (txn.state) {
+            case PREPARE_COMMIT, PREPARE_ABORT -> retryOnEpochBump;
+            case COMPLETE_COMMIT, COMPLETE_ABORT -> retry || current;
+            default -> current;
+        };
+        if (txn.producerId != producerId && !retryOnOverflow) {
+            result.complete(EndResult.error(ErrorCode.INVALID_PRODUCER_ID_MAPPING));
+        } else if (!validEpoch) {
+            result.complete(EndResult.error(ErrorCode.PRODUCER_FENCED));
+        } else if (txn.pendingState != null) {
+            result.complete(EndResult.error(ErrorCode.CONCURRENT_TRANSACTIONS));
+        } else {
+            Consumer<EndResult> answer = result::complete;
+            EndResult done = new EndResult(ErrorCode.NONE, txn.producerId, txn.producerEpoch);
+            switch (txn.state) {
+                case ONGOING -> prepareEndV2(shard, txn, commit, false, answer);
+                case COMPLETE_COMMIT -> {
+                    if (commit) {
+                        answer.accept(retry ? done : EndResult.error(ErrorCode.INVALID_TXN_STATE));
+                    } else if (retry) {
+                        answer.accept(EndResult.error(ErrorCode.INVALID_TXN_STATE));
+                    } else {
+                        prepareEndV2(shard, txn, false, true, answer);
+                    }
+                }
+                case COMPLETE_ABORT -> {
+                    if (commit) {
+                        answer.accept(EndResult.error(ErrorCode.INVALID_TXN_STATE));
+                    } else if (retry) {
+                        answer.accept(done);
+                    } else {
+                        prepareEndV2(shard, txn, false, true, answer);
+                    }
+                }
+                case PREPARE_COMMIT -> answer.accept(EndResult.error(commit ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE));
+                case PREPARE_ABORT -> answer.accept(EndResult.error(commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.CONCURRENT_TRANSACTIONS));
+                case EMPTY -> {
+                    if (commit) {
+                        answer.accept(EndResult.error(ErrorCode.INVALID_TXN_STATE));
+                    } else {
+                        prepareEndV2(shard, txn, false, true, answer);
+                    }
+                }
+                default -> answer.accept(EndResult.error(ErrorCode.INVALID_TXN_STATE));
+            }
+        }
+    }
+
+    /**
+     * Transactions v2: persists PrepareCommit/PrepareAbort with the epoch bumped (and, when the
+     * epoch is exhausted, the producer id to take over at completion), answers with the identity
+     * the client continues with, then writes the markers. {@code noPartitionAdded} is an abort of
+     * a transaction that never added a partition (the client cannot know whether its writes did).
+     */
+    private void prepareEndV2(Shard shard, TransactionMetadata txn, boolean commit, boolean noPartitionAdded, Consumer<EndResult> answer) {
+        TransactionState prepared = commit ? TransactionState.PREPARE_COMMIT : TransactionState.PREPARE_ABORT;
+        long nextProducerId = TransactionMetadata.isEpochExhausted(txn.producerEpoch) ? producerIds.getAsLong() : TransactionMetadata.NO_PRODUCER_ID;
+        // The bump can reach Short.MAX_VALUE (markers only); a client never holds that epoch, it moves to nextProducerId.
+        short bumpedEpoch = txn.producerEpoch == Short.MAX_VALUE ? Short.MAX_VALUE : (short) (txn.producerEpoch + 1);
+        long startMs = noPartitionAdded ? time.milliseconds() : txn.startTimestampMs;
+        Set<TransactionMetadata.TxnPartition> partitions = noPartitionAdded ? Set.of() : new LinkedHashSet<>(txn.partitions);
+        Transition transition = new Transition(prepared, txn.producerId, bumpedEpoch, partitions, txn.lastProducerId, nextProducerId,
+            TransactionMetadata.TRANSACTION_VERSION_2, startMs);
+        persist(shard, txn, transition, error -> {
+            if (error != ErrorCode.NONE) {
+                answer.accept(EndResult.error(mapWriteError(error)));
                 return;
             }
-            switch (txn.state) {
-                case ONGOING -> prepareEnd(shard, txn, commit, txn.producerEpoch, result::complete);
-                case COMPLETE_COMMIT -> result.complete(commit ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE);
-                case COMPLETE_ABORT -> result.complete(commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.NONE);
-                case PREPARE_COMMIT -> result.complete(commit ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE);
-                case PREPARE_ABORT -> result.complete(commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.CONCURRENT_TRANSACTIONS);
-                default -> result.complete(ErrorCode.INVALID_TXN_STATE);
-            }
+            txn.lastProducerEpoch = txn.producerEpoch;
+            txn.producerEpoch = bumpedEpoch;
+            txn.nextProducerId = nextProducerId;
+            txn.clientTransactionVersion = TransactionMetadata.TRANSACTION_VERSION_2;
+            txn.startTimestampMs = startMs;
+            txn.partitions.clear();
+            txn.partitions.addAll(partitions);
+            txn.state = prepared;
+            txn.lastUpdateTimestampMs = time.milliseconds();
+            answer.accept(nextProducerId != TransactionMetadata.NO_PRODUCER_ID
+                ? new EndResult(ErrorCode.NONE, nextProducerId, (short) 0)
+                : new EndResult(ErrorCode.NONE, txn.producerId, bumpedEpoch));
+            sendMarkers(shard, txn, commit);
         });
     }
 
@@ -487,13 +677,28 @@ public final class TransactionCoordinator implements AutoCloseable {
         }));
     }
 
+    /**
+     * Persists CompleteCommit/CompleteAbort once every marker is written. A transactions v2
+     * transaction whose epoch was exhausted switches to its next producer id at epoch 0 here,
+     * keeping the old id as the previous one so that a retried EndTxn is recognised.
+     */
     private void complete(Shard shard, TransactionMetadata txn, boolean commit) {
         TransactionState completed = commit ? TransactionState.COMPLETE_COMMIT : TransactionState.COMPLETE_ABORT;
-        persist(shard, txn, completed, txn.producerEpoch, txn.producerId, Set.of(), error -> {
+        boolean rotate = txn.supportsEpochBump() && txn.nextProducerId != TransactionMetadata.NO_PRODUCER_ID;
+        long producerId = rotate ? txn.nextProducerId : txn.producerId;
+        short epoch = rotate ? 0 : txn.producerEpoch;
+        long previousProducerId = rotate ? txn.producerId : txn.lastProducerId;
+        Transition transition = new Transition(completed, producerId, epoch, Set.of(), previousProducerId, TransactionMetadata.NO_PRODUCER_ID,
+            txn.clientTransactionVersion, txn.startTimestampMs);
+        persist(shard, txn, transition, error -> {
             if (error != ErrorCode.NONE) {
                 shard.executor.schedule(() -> complete(shard, txn, commit), MARKER_RETRY_BACKOFF_MS, TimeUnit.MILLISECONDS);
                 return;
             }
+            txn.lastProducerId = previousProducerId;
+            txn.producerId = producerId;
+            txn.producerEpoch = epoch;
+            txn.nextProducerId = TransactionMetadata.NO_PRODUCER_ID;
             txn.state = completed;
             txn.partitions.clear();
             txn.lastUpdateTimestampMs = time.milliseconds();
@@ -511,6 +716,60 @@ public final class TransactionCoordinator implements AutoCloseable {
                 fenceAndAbort(shard, txn);
             }
         }
+    }
+
+    // ---------------------------------------------------------------- transactional id expiration
+
+    /**
+     * Removes, on every shard, the transactional ids idle longer than
+     * {@code transactional.id.expiration.ms} in Empty, CompleteCommit or CompleteAbort; runs every
+     * {@code transaction.remove.expired.transaction.cleanup.interval.ms}. Completes with the number
+     * of ids removed once their tombstones are written.
+     */
+    public CompletableFuture<Integer> expireTransactionalIds() {
+        List<CompletableFuture<Integer>> perShard = new ArrayList<>();
+        for (Shard shard : shards.values()) {
+            CompletableFuture<Integer> removed = new CompletableFuture<>();
+            shard.executor.execute(() -> expireTransactionalIds(shard).whenComplete((count, failure) -> removed.complete(count == null ? 0 : count)));
+            perShard.add(removed);
+        }
+        return CompletableFuture.allOf(perShard.toArray(new CompletableFuture[0]))
+            .thenApply(done -> perShard.stream().mapToInt(CompletableFuture::join).sum());
+    }
+
+    private static boolean expirationAllowed(TransactionState state) {
+        return state == TransactionState.EMPTY || state == TransactionState.COMPLETE_COMMIT || state == TransactionState.COMPLETE_ABORT;
+    }
+
+    /** Runs on the shard's thread: writes a tombstone for each expired id and forgets it once written. */
+    private CompletableFuture<Integer> expireTransactionalIds(Shard shard) {
+        if (!shard.loaded) {
+            return CompletableFuture.completedFuture(0);
+        }
+        long now = time.milliseconds();
+        List<CompletableFuture<Boolean>> removals = new ArrayList<>();
+        for (TransactionMetadata txn : new ArrayList<>(shard.transactions.values())) {
+            if (txn.pendingState != null || !expirationAllowed(txn.state) || txn.lastUpdateTimestampMs > now - settings.transactionalIdExpirationMs()) {
+                continue;
+            }
+            CompletableFuture<Boolean> removed = new CompletableFuture<>();
+            removals.add(removed);
+            // While the tombstone is written the pending state Dead makes every other operation on the id
+            // answer CONCURRENT_TRANSACTIONS, so nothing can revive it in between.
+            write(shard, txn, TransactionState.DEAD, null, error -> {
+                if (error == ErrorCode.NONE) {
+                    shard.transactions.remove(txn.transactionalId);
+                    LOG.info("Expired transactional id {} (producer {}): idle for {} ms", txn.transactionalId, txn.producerId,
+                        now - txn.lastUpdateTimestampMs);
+                    removed.complete(true);
+                } else {
+                    LOG.warn("Writing the tombstone of expired transactional id {} failed: {}", txn.transactionalId, error);
+                    removed.complete(false);
+                }
+            });
+        }
+        return CompletableFuture.allOf(removals.toArray(new CompletableFuture[0]))
+            .thenApply(done -> (int) removals.stream().filter(CompletableFuture::join).count());
     }
 
     // ---------------------------------------------------------------- describe and list
