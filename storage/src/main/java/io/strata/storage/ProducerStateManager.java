@@ -27,12 +27,26 @@ import java.util.zip.CRC32C;
  * plus the set of open transactions, which bounds the last stable offset.
  *
  * <p>Validation follows Kafka's rules for writes from clients: a batch from an older epoch is
- * refused with INVALID_PRODUCER_EPOCH; in a new epoch the first sequence must be 0; a
- * producer the partition has no record of must start at sequence 0 (else UNKNOWN_PRODUCER_ID);
- * otherwise the batch must continue the last sequence exactly (else
- * OUT_OF_ORDER_SEQUENCE_NUMBER). Duplicates are detected by the caller with
+ * refused with INVALID_PRODUCER_EPOCH; in a new epoch of a known producer the first sequence
+ * must be 0; otherwise the batch must continue the last sequence exactly. Both sequence errors
+ * are OUT_OF_ORDER_SEQUENCE_NUMBER. Duplicates are detected by the caller with
  * {@link ProducerStateEntry#findDuplicateBatch} before validation, and answered with the
  * original offsets.
+ *
+ * <p>A producer the partition has no state for (its state expired after
+ * {@code producer.id.expiration.ms}, or it never wrote here) may start at any sequence, as in
+ * Kafka since KIP-360 (2.5): an idle idempotent producer keeps its id and epoch and simply
+ * continues its sequence after expiry. The one exception is a partition whose log has never
+ * held a record (the batch's base offset is 0): there only sequence 0 is accepted and anything
+ * else is OUT_OF_ORDER_SEQUENCE_NUMBER, as in Kafka 4.5 (KAFKA-15591). Otherwise a later
+ * request that overtook an earlier one refused while the partition was being created would be
+ * appended, and the earlier one could never be, as its sequences then lie behind the last one.
+ *
+ * <h2>Expiry</h2>
+ * {@link #removeExpiredProducers} forgets a producer whose last batch or marker timestamp is
+ * {@code producer.id.expiration.ms} or more in the past and that has no open transaction; the
+ * log manager calls it every {@code producer.id.expiration.check.interval.ms}. Its retried
+ * duplicates are no longer recognised after that, as in Kafka.
  *
  * <h2>Snapshot file ({@code <20-digit offset>.snapshot})</h2>
  * Kafka's producer snapshot, version 1, big-endian:
@@ -100,8 +114,8 @@ public final class ProducerStateManager {
      *
      * @param fromClient true for a leader append of a client's write (sequence rules apply);
      *                   false for replication and recovery (the log is authoritative)
-     * @throws ErrorCodeException with INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER,
-     *                            UNKNOWN_PRODUCER_ID or INVALID_TXN_STATE
+     * @throws ErrorCodeException with INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER or
+     *                            INVALID_TXN_STATE
      */
     public void validate(DefaultRecordBatch batch, boolean fromClient) {
         ProducerStateEntry current = producers.get(batch.producerId());
@@ -125,13 +139,14 @@ public final class ProducerStateManager {
         short epoch = batch.producerEpoch();
         short currentEpoch = current == null ? ProducerStateEntry.NO_EPOCH : current.producerEpoch;
         if (epoch != currentEpoch) {
-            if (firstSeq != 0) {
-                if (currentEpoch != ProducerStateEntry.NO_EPOCH) {
-                    throw new ErrorCodeException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "Invalid sequence " + firstSeq + " for new epoch "
-                        + epoch + " of producer " + batch.producerId() + " in " + topicPartition + ": a new epoch starts at 0");
-                }
-                throw new ErrorCodeException(ErrorCode.UNKNOWN_PRODUCER_ID, "No record of producer " + batch.producerId() + " in "
-                    + topicPartition + " at offset " + batch.baseOffset() + "; its first batch has sequence " + firstSeq);
+            if (firstSeq != 0 && currentEpoch != ProducerStateEntry.NO_EPOCH) {
+                throw new ErrorCodeException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "Invalid sequence " + firstSeq + " for new epoch "
+                    + epoch + " of producer " + batch.producerId() + " in " + topicPartition + ": a new epoch starts at 0");
+            }
+            // Offsets are assigned already, so base offset 0 means the log has never held a record.
+            if (firstSeq != 0 && batch.baseOffset() == 0) {
+                throw new ErrorCodeException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "Invalid sequence " + firstSeq + " for producer "
+                    + batch.producerId() + " in " + topicPartition + ", which has never held a record: its first batch must start at 0");
             }
             return;
         }
@@ -203,7 +218,11 @@ public final class ProducerStateManager {
 
     // ---------------------------------------------------------------- expiry and truncation
 
-    /** Forgets producers idle longer than {@code producer.id.expiration.ms} with no open transaction. */
+    /**
+     * Forgets every producer with no open transaction whose last timestamp (the max timestamp of
+     * its last batch, or its last marker's timestamp) is {@code producer.id.expiration.ms} or
+     * more before {@code nowMs}.
+     */
     public void removeExpiredProducers(long nowMs) {
         producers.values().removeIf(entry -> entry.currentTxnFirstOffset.isEmpty()
             && nowMs - entry.lastTimestamp >= producerIdExpirationMs);
