@@ -8,6 +8,8 @@
 #   --scale F         multiply every row's record count (default 1.0)
 #   --only REGEX      only the rows whose name matches, e.g. 'one record per request'
 #   --quick           --rounds 1 --runs 1 --scale 0.05: checks that the script works
+#   --control         A/A control: the "off" broker runs with metrics on as well (and is scraped the
+#                     same way), so the on/off ratios show the method's own noise, not metrics' cost
 #   --strata-jar PATH the Strata jar to measure (default tools/target/strata.jar, built if missing)
 #   --out DIR         where results go (default bench/target/metrics-bench/<UTC timestamp>)
 #
@@ -32,6 +34,7 @@ ROUNDS=4
 RUNS=5
 SCALE=1.0
 ONLY=".*"
+CONTROL=0
 STRATA_JAR_SRC="$ROOT/tools/target/strata.jar"
 OUT=""
 
@@ -43,6 +46,7 @@ while [[ $# -gt 0 ]]; do
     --scale) SCALE="$2"; shift 2 ;;
     --only) ONLY="$2"; shift 2 ;;
     --quick) ROUNDS=1; RUNS=1; SCALE=0.05; shift ;;
+    --control) CONTROL=1; shift ;;
     --strata-jar) STRATA_JAR_SRC="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -120,7 +124,7 @@ wait_ready() { # PORT PID
   echo "cpu: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) cores"
   echo "java: $(java -version 2>&1 | head -2 | tail -1)"
   echo "strata: $(java -jar "$WORK/strata.jar" version 2>&1 | head -1 9>&-) ($STRATA_JAR_SRC, $(date -u -r "$STRATA_JAR_SRC" '+%Y-%m-%d %H:%M UTC'))"
-  echo "rounds: $ROUNDS, runs_per_round: $RUNS, scale: $SCALE"
+  echo "rounds: $ROUNDS, runs_per_round: $RUNS, scale: $SCALE, control (A/A, both brokers metrics on): $CONTROL"
 } | tee "$RES/environment.txt" >&2
 
 : >"$RES/runs.tsv"
@@ -128,13 +132,19 @@ for round in $(seq 1 "$ROUNDS"); do
   log "round $round of $ROUNDS: starting a fresh pair of brokers"
   rm -rf "$WORK/on" "$WORK/off"
   ON_PID=$(launch on "$ON_PORT" --override metrics.enabled=true --override "metrics.listener=http://127.0.0.1:$HTTP_PORT")
-  OFF_PID=$(launch off "$OFF_PORT" --override metrics.enabled=false)
+  if (( CONTROL )); then
+    OFF_PID=$(launch off "$OFF_PORT" --override metrics.enabled=true --override "metrics.listener=http://127.0.0.1:$((HTTP_PORT + 1))")
+    OFF_METRICS=(--off-metrics "http://127.0.0.1:$((HTTP_PORT + 1))")
+  else
+    OFF_PID=$(launch off "$OFF_PORT" --override metrics.enabled=false)
+    OFF_METRICS=()
+  fi
   wait_ready "$ON_PORT" "$ON_PID" || die "the metrics-on broker did not start: $(tail -5 "$WORK/on/broker.log")"
   wait_ready "$OFF_PORT" "$OFF_PID" || die "the metrics-off broker did not start: $(tail -5 "$WORK/off/broker.log")"
   port_in_use "$HTTP_PORT" || die "the metrics-on broker serves no /metrics on $HTTP_PORT"
   timeout -k 10 3600 java -Xmx1g -cp "$WORK/benchmarks.jar" io.strata.bench.MetricsOverheadBench \
     --on "127.0.0.1:$ON_PORT" --on-pid "$ON_PID" --on-metrics "http://127.0.0.1:$HTTP_PORT" \
-    --off "127.0.0.1:$OFF_PORT" --off-pid "$OFF_PID" --runs "$RUNS" --scale "$SCALE" --only "$ONLY" \
+    --off "127.0.0.1:$OFF_PORT" --off-pid "$OFF_PID" "${OFF_METRICS[@]}" --runs "$RUNS" --scale "$SCALE" --only "$ONLY" \
     --round "$round" --raw "$RES/runs.tsv" --out "$RES/round-$round.md" 9>&- 2> >(tee -a "$RES/runs.log" >&2)
   rc=$?
   [[ $rc == 0 ]] || die "round $round failed (exit $rc)"

@@ -100,6 +100,12 @@ public final class MetricsOverheadBench {
 
         Scraper scraper = new Scraper(onMetrics, scrapeMs);
         scraper.start();
+        // A/A control: the "off" broker has metrics on too and is scraped the same way, so the
+        // ratios show how far apart two identical brokers measure (the method's noise floor).
+        Scraper offScraper = options.containsKey("off-metrics") ? new Scraper(options.get("off-metrics"), scrapeMs) : null;
+        if (offScraper != null) {
+            offScraper.start();
+        }
         StringBuilder report = new StringBuilder();
         report.append(String.format(Locale.ROOT, "| Row | on: records/s | off: records/s | throughput on/off, median of pairs "
             + "| on: broker CPU µs/record | off: broker CPU µs/record | broker CPU on/off, median of pairs |%n|---|---|---|---|---|---|---|%n"));
@@ -149,6 +155,9 @@ public final class MetricsOverheadBench {
             }
         } finally {
             scraper.stop();
+            if (offScraper != null) {
+                offScraper.stop();
+            }
         }
         report.append(String.format(Locale.ROOT, "%nScrapes of the metrics-on broker during the runs: %d (every %d ms), last one %,d bytes; "
             + "Produce requests it counted: %s.%n", scraper.scrapes, scrapeMs, scraper.lastBytes, scraper.produceRequests()));
