@@ -270,8 +270,14 @@ public final class LogManager implements Closeable {
     private void expireProducers() {
         long now = time.milliseconds();
         for (UnifiedLog log : logs.values()) {
-            synchronized (log.lock()) {
-                log.producerState().removeExpiredProducers(now);
+            // One failing log must neither stop the others nor, by escaping, cancel this
+            // periodic task for good (a scheduled executor drops a task that throws).
+            try {
+                synchronized (log.lock()) {
+                    log.producerState().removeExpiredProducers(now);
+                }
+            } catch (RuntimeException e) {
+                LOG.warn("Expiring idle producers of {} failed; retrying at the next check", log.topicPartition(), e);
             }
         }
     }

@@ -112,6 +112,9 @@ public final class UnifiedLog implements Closeable {
         Files.createDirectories(dir);
         UnifiedLog log = new UnifiedLog(dir, topicPartition, config, time, scheduler, params.producerIdExpirationMs(), params.fsyncOnAck());
         new LogLoader(log, params).load();
+        // Producers that expired while the broker was down go now, as Kafka drops them when it
+        // loads a snapshot, not at the first periodic check up to 10 minutes later.
+        log.producerState.removeExpiredProducers(time.milliseconds());
         return log;
     }
 

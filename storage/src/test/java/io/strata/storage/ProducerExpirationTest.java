@@ -103,6 +103,17 @@ class ProducerExpirationTest {
     }
 
     @Test
+    void producersThatExpiredWhileTheLogWasClosedAreGoneWhenItOpens() throws IOException {
+        append(TestRecords.idempotentBatch(PRODUCER_ID, EPOCH, 0, time.milliseconds(), "a"));
+        append(TestRecords.idempotentBatch(PRODUCER_ID + 1, EPOCH, 0, time.milliseconds() + EXPIRATION_MS / 2, "b"));
+        log.close(); // clean shutdown: both producers are in the snapshot
+        time.advance(EXPIRATION_MS);
+        open();
+        assertThat(log.producerState().lastEntry(PRODUCER_ID)).as("idle for the whole expiration").isNull();
+        assertThat(log.producerState().lastEntry(PRODUCER_ID + 1)).as("idle for half of it").isNotNull();
+    }
+
+    @Test
     void expirationCountsFromTheLastBatchTimestampNotFromTheAppend() throws IOException {
         long createTimeMs = time.milliseconds() - (EXPIRATION_MS - 10);
         append(TestRecords.idempotentBatch(PRODUCER_ID, EPOCH, 0, createTimeMs, "old"));
