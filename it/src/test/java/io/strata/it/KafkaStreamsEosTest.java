@@ -153,6 +153,8 @@ class KafkaStreamsEosTest {
             for (int w = 0; w < 10; w++) {
                 assertThat(counts.get("w" + w)).as("count of w%d", w).isEqualTo(100L);
             }
+            // exactly_once_v2 ran on transactions v2: implicit partitions (Produce v12, TxnOffsetCommit v5) and EndTxn v5.
+            TransactionsTest.assertTransactionsV2Used(server, true);
         } finally {
             second.close(Duration.ofSeconds(30));
         }

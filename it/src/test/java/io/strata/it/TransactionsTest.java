@@ -103,6 +103,49 @@ class TransactionsTest {
         return values;
     }
 
+    private static final String REQUESTS = "kafka_network_requestmetrics_requests_total";
+
+    /**
+     * The client used transactions v2 (KIP-890 part 2): Produce v12 and EndTxn v5 reached the
+     * broker, and no AddPartitionsToTxn or AddOffsetsToTxn (partitions joined implicitly).
+     */
+    static void assertTransactionsV2Used(StrataTestServer server, boolean offsetsCommitted) throws Exception {
+        io.strata.server.metrics.PrometheusText scrape = MetricsScrape.awaitScrape(server.server().metricsPort(), 10_000,
+            "Produce v12 and EndTxn v5 requests", metrics -> metrics.sum(REQUESTS, "request", "Produce", "version", "12") > 0
+                && metrics.sum(REQUESTS, "request", "EndTxn", "version", "5") > 0
+                && (!offsetsCommitted || metrics.sum(REQUESTS, "request", "TxnOffsetCommit", "version", "5") > 0));
+        assertThat(scrape.sum(REQUESTS, "request", "AddPartitionsToTxn")).isZero();
+        assertThat(scrape.sum(REQUESTS, "request", "AddOffsetsToTxn")).isZero();
+        assertThat(scrape.sum(REQUESTS, "request", "EndTxn")).isEqualTo(scrape.sum(REQUESTS, "request", "EndTxn", "version", "5"));
+    }
+
+    @Test
+    void theJavaClientUsesTransactionsV2AndEveryEndTxnBumpsTheEpoch() throws Exception {
+        createTopic("v2", 1);
+        try (KafkaProducer<String, String> producer = transactionalProducer("v2-id")) {
+            producer.initTransactions();
+            for (int txn = 0; txn < 3; txn++) {
+                producer.beginTransaction();
+                producer.send(new ProducerRecord<>("v2", "v" + txn));
+                if (txn == 1) {
+                    producer.abortTransaction();
+                } else {
+                    producer.commitTransaction();
+                }
+            }
+        }
+        try (Admin admin = Admin.create(base())) {
+            var description = admin.describeTransactions(List.of("v2-id")).description("v2-id").get();
+            // InitProducerId gave epoch 0; each of the three EndTxn bumped it once.
+            assertThat(description.producerEpoch()).isEqualTo(3);
+        }
+        try (KafkaConsumer<String, String> consumer = consumer("read_committed", null)) {
+            TopicPartition partition = new TopicPartition("v2", 0);
+            assertThat(readAll(consumer, List.of(partition), consumer.endOffsets(List.of(partition)).get(partition))).containsExactly("v0", "v2");
+        }
+        assertTransactionsV2Used(server, false);
+    }
+
     @Test
     void readCommittedSeesExactlyTheCommittedTransactionsInOrder() throws Exception {
         createTopic("txn-out", 2);
@@ -185,6 +228,7 @@ class TransactionsTest {
                 assertThat(admin.listConsumerGroupOffsets("ctp-group").partitionsToOffsetAndMetadata().get().get(in).offset()).isEqualTo(10);
             }
         }
+        assertTransactionsV2Used(server, true);
         server.restart();
         try (Admin admin = Admin.create(base())) {
             assertThat(admin.listConsumerGroupOffsets("ctp-group").partitionsToOffsetAndMetadata().get().get(in).offset()).isEqualTo(10);

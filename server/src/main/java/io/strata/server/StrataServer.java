@@ -88,8 +88,8 @@ public final class StrataServer implements AutoCloseable {
     public static ApiVersionsTable apiVersions() {
         return ApiVersionsTable.builder()
             // Produce from v0 for librdkafka (KAFKA-18659); v0-v2 have no schema and close the connection as in Kafka 4.
-            // Capped at 11 until transactions v2 is finalized, as Kafka caps it (FIELD-NOTES).
-            .add(ApiMessageType.PRODUCE, 0, 11)
+            // v12 is transactions v2; ApiVersions caps it (and EndTxn, TxnOffsetCommit) while transaction.version < 2 (FIELD-NOTES).
+            .add(ApiMessageType.PRODUCE, 0, 12)
             .add(ApiMessageType.FETCH, 4, 17)
             .add(ApiMessageType.LIST_OFFSETS, 1, 11)
             .add(ApiMessageType.METADATA, 0, 13)
@@ -121,11 +121,12 @@ public final class StrataServer implements AutoCloseable {
             // The consumer group protocol (KIP-848); served while group.version >= 1 is finalized.
             .add(ApiMessageType.CONSUMER_GROUP_HEARTBEAT, 0, 1)
             .add(ApiMessageType.CONSUMER_GROUP_DESCRIBE, 0, 1)
-            // Transactions v1 (AddPartitionsToTxn round trips). EndTxn 5 / TxnOffsetCommit 5 / Produce 12 wait for transactions v2.
+            // Transactions v1 (AddPartitionsToTxn round trips from clients) and v2 (EndTxn 5, TxnOffsetCommit 5, Produce 12:
+            // partitions are added by their leader, whose AddPartitionsToTxn to the coordinator is a local call on one node).
             .add(ApiMessageType.ADD_PARTITIONS_TO_TXN, 0, 3)
             .add(ApiMessageType.ADD_OFFSETS_TO_TXN, 0, 4)
-            .add(ApiMessageType.END_TXN, 0, 4)
-            .add(ApiMessageType.TXN_OFFSET_COMMIT, 0, 4)
+            .add(ApiMessageType.END_TXN, 0, 5)
+            .add(ApiMessageType.TXN_OFFSET_COMMIT, 0, 5)
             .add(ApiMessageType.WRITE_TXN_MARKERS, 1, 1)
             .add(ApiMessageType.DESCRIBE_TRANSACTIONS, 0, 0)
             .add(ApiMessageType.LIST_TRANSACTIONS, 0, 2)
@@ -202,12 +203,17 @@ public final class StrataServer implements AutoCloseable {
             controller, replicaManager, nodeId);
         transactionCoordinator = new TransactionCoordinator(new TransactionCoordinatorSettings(
             config.getInt(ServerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS), config.getInt(ServerConfig.TRANSACTION_MAX_TIMEOUT_MS),
-            config.getInt(ServerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), 10_000), transactionStateTopic,
+            config.getInt(ServerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), config.getInt(ServerConfig.TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS),
+            config.getInt(ServerConfig.TRANSACTION_REMOVE_EXPIRED_TRANSACTION_CLEANUP_INTERVAL_MS)), transactionStateTopic,
             new TransactionMarkers(replicaManager, groupCoordinator, time), producerIds::nextProducerIdUnchecked, time, 1);
         controller.addPublisher(transactionStateTopic);
         transactionStateTopic.onPartitionsLed(transactionCoordinator::onPartitionsLed);
         replicaManager.setTransactionVerifier((producerId, epoch, topicPartition) -> transactionCoordinator.verifyByProducer(producerId, epoch,
             new io.strata.coordinator.transaction.TransactionMetadata.TxnPartition(topicPartition.topic(), topicPartition.partition())));
+        replicaManager.setTransactionPartitionAdder((transactionalId, producerId, epoch, topicPartitions) -> transactionCoordinator.addPartitions(
+            transactionalId, producerId, epoch, topicPartitions.stream().map(topicPartition -> new io.strata.coordinator.transaction.TransactionMetadata
+                .TxnPartition(topicPartition.topic(), topicPartition.partition())).collect(java.util.stream.Collectors.toSet()),
+            io.strata.coordinator.transaction.TransactionMetadata.TRANSACTION_VERSION_2));
 
         BrokerContext context = new BrokerContext(config, nodeId, clusterId, controller, replicaManager, apiVersions, features,
             producerIds, time, groupCoordinator, offsetsTopic, transactionCoordinator, transactionStateTopic);

@@ -28,9 +28,12 @@ public final class Features {
         supported.put(KRAFT_VERSION, new short[] {0, 0});
         // group.version 1 is the consumer rebalance protocol (KIP-848); Kafka serves ConsumerGroupHeartbeat only when it is finalized.
         supported.put(GROUP_VERSION, new short[] {0, 1});
-        supported.put(TRANSACTION_VERSION, new short[] {0, 0});
+        // transaction.version 2 is transactions v2 (KIP-890 part 2): Produce v12, TxnOffsetCommit v5 and EndTxn v5 with an epoch bump
+        // per transaction. Level 1 (KIP-890 part 1 verification) needs no client change and is served at every level.
+        supported.put(TRANSACTION_VERSION, new short[] {0, 2});
         bootstrap.put(METADATA_VERSION, (short) 33);
         bootstrap.put(GROUP_VERSION, (short) 1);
+        bootstrap.put(TRANSACTION_VERSION, (short) 2);
     }
 
     public Map<String, short[]> supported() {

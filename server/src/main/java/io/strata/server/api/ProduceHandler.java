@@ -23,7 +23,9 @@ import java.util.Map;
  * Produce: appends each partition's record batch and answers per partition. Kafka's request
  * rules apply: acks must be -1, 0 or 1; a v3+ request carries exactly one magic-2 batch per
  * partition; v13+ names topics by id. With acks=0 nothing is sent back, and any error closes
- * the connection so the producer notices.
+ * the connection so the producer notices. A transactional v12+ request is transactions v2
+ * (KIP-890 part 2): the leader adds the partitions to the transaction itself, so the client sends
+ * no AddPartitionsToTxn.
  */
 final class ProduceHandler implements ApiHandler {
     private final BrokerContext context;
@@ -69,8 +71,20 @@ final class ProduceHandler implements ApiHandler {
                 order.put(target, topicPartition);
             }
         }
-        context.replicaManager().appendRecords(body.timeoutMs(), acks, false, UnifiedLog.AppendOrigin.CLIENT, entries,
-            results -> respond(request, body, acks, immediate, order, results));
+        java.util.function.Consumer<Map<TopicPartition, ProducePartitionResult>> done = results -> respond(request, body, acks, immediate, order, results);
+        if (request.apiVersion() >= 12 && body.transactionalId() != null) {
+            if (image.features().getOrDefault(Features.TRANSACTION_VERSION, (short) 0) < 2) {
+                // Transactions v2 is not finalized: a transactional Produce v12 would skip AddPartitionsToTxn.
+                Map<TopicPartition, ProducePartitionResult> refused = new HashMap<>();
+                entries.keySet().forEach(topicPartition -> refused.put(topicPartition, ProducePartitionResult.error(ErrorCode.UNSUPPORTED_VERSION,
+                    "Transactional Produce v12 requires transaction.version 2, which is not finalized")));
+                done.accept(refused);
+                return;
+            }
+            context.replicaManager().appendTransactionalRecords(body.timeoutMs(), acks, body.transactionalId(), entries, done);
+            return;
+        }
+        context.replicaManager().appendRecords(body.timeoutMs(), acks, false, UnifiedLog.AppendOrigin.CLIENT, entries, done);
     }
 
     /** Kafka's ProduceRequest checks: one magic-2 batch per partition. */

@@ -134,19 +134,71 @@ final class TransactionHandlers {
                 (failure != null ? ErrorCode.UNKNOWN_SERVER_ERROR : fencedForVersion(error, version, 2)).code())));
     }
 
+    /** EndTxn; v5+ is transactions v2: the coordinator bumps the epoch and the response carries the new producer id and epoch. */
     private void endTxn(Request request) {
         EndTxnRequestData body = request.body(EndTxnRequestData.class);
         short version = request.apiVersion();
-        coordinator().endTransaction(body.transactionalId(), body.producerId(), body.producerEpoch(), body.committed())
-            .whenComplete((error, failure) -> request.respond(new EndTxnResponseData().setErrorCode(
-                (failure != null ? ErrorCode.UNKNOWN_SERVER_ERROR : fencedForVersion(error, version, 2)).code())));
+        short clientTransactionVersion = version >= 5 ? TransactionMetadata.TRANSACTION_VERSION_2 : 0;
+        coordinator().endTransaction(body.transactionalId(), body.producerId(), body.producerEpoch(), body.committed(), clientTransactionVersion)
+            .whenComplete((result, failure) -> {
+                EndTxnResponseData response = new EndTxnResponseData();
+                if (failure != null) {
+                    response.setErrorCode(ErrorCode.UNKNOWN_SERVER_ERROR.code());
+                } else {
+                    response.setErrorCode(fencedForVersion(result.error(), version, 2).code()).setProducerId(result.producerId())
+                        .setProducerEpoch(result.producerEpoch());
+                }
+                request.respond(response);
+            });
     }
 
     // ---------------------------------------------------------------- TxnOffsetCommit
 
+    /**
+     * TxnOffsetCommit; v5+ is transactions v2: the client sent no AddOffsetsToTxn, so the group's
+     * {@code __consumer_offsets} partition is first added to the transaction here, as Kafka's group
+     * coordinator does through its partition leader.
+     */
     private void txnOffsetCommit(Request request) {
         TxnOffsetCommitRequestData body = request.body(TxnOffsetCommitRequestData.class);
         short version = request.apiVersion();
+        if (version < 5) {
+            commitTransactionalOffsets(request, body, version);
+            return;
+        }
+        if (!context.offsetsTopic().ensureReady()) {
+            request.respond(txnOffsetCommitError(body, ErrorCode.COORDINATOR_NOT_AVAILABLE, version));
+            return;
+        }
+        int partition = context.groupCoordinator().partitionFor(body.groupId());
+        coordinator().addPartitions(body.transactionalId(), body.producerId(), body.producerEpoch(),
+                Set.of(new TransactionMetadata.TxnPartition(InternalTopics.CONSUMER_OFFSETS, partition)), TransactionMetadata.TRANSACTION_VERSION_2)
+            .whenComplete((error, failure) -> {
+                ErrorCode added = failure != null ? ErrorCode.UNKNOWN_SERVER_ERROR : error;
+                if (added == ErrorCode.NONE) {
+                    commitTransactionalOffsets(request, body, version);
+                } else {
+                    // As the leader's AddPartitionsToTxn answer is translated for its callers: fenced is INVALID_PRODUCER_EPOCH.
+                    request.respond(txnOffsetCommitError(body, added == ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH : added, version));
+                }
+            });
+    }
+
+    private static TxnOffsetCommitResponseData txnOffsetCommitError(TxnOffsetCommitRequestData body, ErrorCode error, short version) {
+        TxnOffsetCommitResponseData response = new TxnOffsetCommitResponseData();
+        for (TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic topic : body.topics()) {
+            TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic topicResponse = new TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic()
+                .setName(topic.name());
+            for (TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition partition : topic.partitions()) {
+                topicResponse.partitions().add(new TxnOffsetCommitResponseData.TxnOffsetCommitResponsePartition()
+                    .setPartitionIndex(partition.partitionIndex()).setErrorCode(fencedForVersion(error, version, 3).code()));
+            }
+            response.topics().add(topicResponse);
+        }
+        return response;
+    }
+
+    private void commitTransactionalOffsets(Request request, TxnOffsetCommitRequestData body, short version) {
         GroupCoordinator groups = context.groupCoordinator();
         groups.commitTransactionalOffsets(body).whenComplete((results, failure) -> {
             TxnOffsetCommitResponseData response = new TxnOffsetCommitResponseData();

@@ -91,6 +91,8 @@ public final class ServerConfig {
     public static final String TRANSACTION_STATE_LOG_MIN_ISR = "transaction.state.log.min.isr";
     public static final String TRANSACTION_MAX_TIMEOUT_MS = "transaction.max.timeout.ms";
     public static final String TRANSACTIONAL_ID_EXPIRATION_MS = "transactional.id.expiration.ms";
+    public static final String TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS = "transaction.abort.timed.out.transaction.cleanup.interval.ms";
+    public static final String TRANSACTION_REMOVE_EXPIRED_TRANSACTION_CLEANUP_INTERVAL_MS = "transaction.remove.expired.transaction.cleanup.interval.ms";
     public static final String PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms";
     public static final String PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = "producer.id.expiration.check.interval.ms";
     public static final String STRATA_FSYNC = "strata.fsync";
@@ -175,7 +177,12 @@ public final class ServerConfig {
             .define(TRANSACTION_STATE_LOG_REPLICATION_FACTOR, Type.SHORT, (short) 1, ConfigDef.atLeast(1), "replication of __transaction_state")
             .define(TRANSACTION_STATE_LOG_MIN_ISR, Type.INT, 1, ConfigDef.atLeast(1), "min ISR of __transaction_state")
             .define(TRANSACTION_MAX_TIMEOUT_MS, Type.INT, 900_000, ConfigDef.atLeast(1), "largest transaction timeout")
-            .define(TRANSACTIONAL_ID_EXPIRATION_MS, Type.INT, 604_800_000, ConfigDef.atLeast(1), "transactional id expiry")
+            .define(TRANSACTIONAL_ID_EXPIRATION_MS, Type.INT, 604_800_000, ConfigDef.atLeast(1),
+                "a transactional id idle this long in Empty, CompleteCommit or CompleteAbort is removed")
+            .define(TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS, Type.INT, 10_000, ConfigDef.atLeast(1),
+                "how often transactions past their timeout are aborted")
+            .define(TRANSACTION_REMOVE_EXPIRED_TRANSACTION_CLEANUP_INTERVAL_MS, Type.INT, 3_600_000, ConfigDef.atLeast(1),
+                "how often expired transactional ids are removed")
             .define(PRODUCER_ID_EXPIRATION_MS, Type.INT, 86_400_000, ConfigDef.atLeast(1), "idle producer state expiry")
             .define(PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, Type.INT, 600_000, ConfigDef.atLeast(1), "producer expiry check interval")
             .define(STRATA_FSYNC, Type.STRING, "none", ConfigDef.oneOf("none", "on-ack"),

@@ -28,7 +28,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
@@ -215,6 +217,117 @@ public final class ReplicaManager implements MetadataPublisher {
         return null;
     }
 
+    /**
+     * Transactions v2 (KIP-890 part 2): the partition leader asks the transaction coordinator to
+     * add partitions to the producer's transaction, as Kafka's leader does with AddPartitionsToTxn
+     * v5 and verifyOnly=false. The future completes with NONE or the coordinator's error.
+     */
+    @FunctionalInterface
+    public interface TransactionPartitionAdder {
+        CompletableFuture<ErrorCode> addPartitions(String transactionalId, long producerId, short producerEpoch, Set<TopicPartition> partitions);
+    }
+
+    private volatile TransactionPartitionAdder transactionPartitionAdder;
+
+    public void setTransactionPartitionAdder(TransactionPartitionAdder adder) {
+        this.transactionPartitionAdder = adder;
+    }
+
+    private record ProducerIdAndEpoch(long producerId, short producerEpoch) {
+    }
+
+    private static io.strata.protocol.records.DefaultRecordBatch firstTransactionalBatch(MemoryRecords records) {
+        for (io.strata.protocol.records.RecordBatch entry : records.batches()) {
+            if (entry instanceof io.strata.protocol.records.DefaultRecordBatch batch && batch.isTransactional() && !batch.isControlBatch()) {
+                return batch;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Produce v12+ from a transactional producer (transactions v2). Partitions on which the
+     * producer has no open transaction at its epoch are first added to its transaction by the
+     * coordinator; partitions the coordinator refuses are answered with its error as Kafka maps it
+     * for Produce v12, the others are appended as by {@link #appendRecords}. When partitions had to
+     * be added, {@code callback} runs on the thread that completes the coordinator's answer.
+     */
+    public void appendTransactionalRecords(long timeoutMs, short requiredAcks, String transactionalId, Map<TopicPartition, MemoryRecords> entries,
+                                           Consumer<Map<TopicPartition, ProducePartitionResult>> callback) {
+        TransactionPartitionAdder adder = transactionPartitionAdder;
+        Map<ProducerIdAndEpoch, Set<TopicPartition>> toAdd = new LinkedHashMap<>();
+        for (Map.Entry<TopicPartition, MemoryRecords> entry : entries.entrySet()) {
+            Partition partition = partitions.get(entry.getKey());
+            io.strata.protocol.records.DefaultRecordBatch batch = partition == null ? null : firstTransactionalBatch(entry.getValue());
+            if (batch != null && !TopicNames.isInternal(entry.getKey().topic())
+                && !partition.log().hasOngoingTransaction(batch.producerId(), batch.producerEpoch())) {
+                toAdd.computeIfAbsent(new ProducerIdAndEpoch(batch.producerId(), batch.producerEpoch()), key -> new java.util.LinkedHashSet<>())
+                    .add(entry.getKey());
+            }
+        }
+        if (adder == null || toAdd.isEmpty()) {
+            appendRecords(timeoutMs, requiredAcks, false, UnifiedLog.AppendOrigin.CLIENT, entries, callback);
+            return;
+        }
+        Map<TopicPartition, ErrorCode> refused = new ConcurrentHashMap<>();
+        List<CompletableFuture<Void>> adds = new ArrayList<>();
+        for (Map.Entry<ProducerIdAndEpoch, Set<TopicPartition>> producer : toAdd.entrySet()) {
+            Set<TopicPartition> added = producer.getValue();
+            adds.add(adder.addPartitions(transactionalId, producer.getKey().producerId(), producer.getKey().producerEpoch(), added)
+                .handle((error, failure) -> {
+                    if (failure != null) {
+                        LOG.warn("Adding {} to transaction {} failed", added, transactionalId, failure);
+                    }
+                    ErrorCode result = failure != null ? ErrorCode.COORDINATOR_NOT_AVAILABLE : error;
+                    if (result != ErrorCode.NONE) {
+                        added.forEach(topicPartition -> refused.put(topicPartition, result));
+                    }
+                    return null;
+                }));
+        }
+        CompletableFuture.allOf(adds.toArray(new CompletableFuture[0])).whenComplete((done, failure) -> {
+            LinkedHashMap<TopicPartition, MemoryRecords> accepted = new LinkedHashMap<>();
+            entries.forEach((topicPartition, records) -> {
+                if (!refused.containsKey(topicPartition)) {
+                    accepted.put(topicPartition, records);
+                }
+            });
+            Consumer<Map<TopicPartition, ProducePartitionResult>> merge = appended -> {
+                LinkedHashMap<TopicPartition, ProducePartitionResult> results = new LinkedHashMap<>();
+                for (TopicPartition topicPartition : entries.keySet()) {
+                    ErrorCode error = refused.get(topicPartition);
+                    if (error != null) {
+                        topicMetrics.recordProduce(topicPartition.topic(), 0, 0, true);
+                    }
+                    results.put(topicPartition, error == null ? appended.get(topicPartition) : addPartitionsErrorForProduce(error));
+                }
+                callback.accept(results);
+            };
+            if (accepted.isEmpty()) {
+                merge.accept(Map.of());
+            } else {
+                // Just added by the coordinator: the KIP-890 part 1 verification would only ask it again.
+                appendRecords(timeoutMs, requiredAcks, false, UnifiedLog.AppendOrigin.CLIENT, accepted, merge, false);
+            }
+        });
+    }
+
+    /**
+     * Kafka's translation of the coordinator's answer for a Produce v12 response: a fenced
+     * producer sees INVALID_PRODUCER_EPOCH; an unavailable coordinator NOT_ENOUGH_REPLICAS, which
+     * clients retry without refreshing metadata; CONCURRENT_TRANSACTIONS (the previous transaction
+     * is still completing) is kept, as v12 clients retry it.
+     */
+    static ProducePartitionResult addPartitionsErrorForProduce(ErrorCode error) {
+        return switch (error) {
+            case PRODUCER_FENCED -> ProducePartitionResult.error(ErrorCode.INVALID_PRODUCER_EPOCH, null);
+            case INVALID_TXN_STATE -> ProducePartitionResult.error(error, "Partition was not added to the transaction");
+            case NETWORK_EXCEPTION, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR -> ProducePartitionResult.error(
+                ErrorCode.NOT_ENOUGH_REPLICAS, "Unable to verify the partition has been added to the transaction. Underlying error: " + error);
+            default -> ProducePartitionResult.error(error, null);
+        };
+    }
+
     /** Appends a transaction marker (control batch) as the leader; returns NONE or the error. */
     public ErrorCode appendMarker(TopicPartition topicPartition, MemoryRecords marker) {
         Partition partition = partitions.get(topicPartition);
@@ -243,9 +356,15 @@ public final class ReplicaManager implements MetadataPublisher {
      */
     public void appendRecords(long timeoutMs, short requiredAcks, boolean internalTopicsAllowed, UnifiedLog.AppendOrigin origin,
                               Map<TopicPartition, MemoryRecords> entries, Consumer<Map<TopicPartition, ProducePartitionResult>> callback) {
+        appendRecords(timeoutMs, requiredAcks, internalTopicsAllowed, origin, entries, callback, true);
+    }
+
+    private void appendRecords(long timeoutMs, short requiredAcks, boolean internalTopicsAllowed, UnifiedLog.AppendOrigin origin,
+                               Map<TopicPartition, MemoryRecords> entries, Consumer<Map<TopicPartition, ProducePartitionResult>> callback,
+                               boolean verifyTransactions) {
         LinkedHashMap<TopicPartition, ProducePartitionResult> results = new LinkedHashMap<>();
         for (Map.Entry<TopicPartition, MemoryRecords> entry : entries.entrySet()) {
-            results.put(entry.getKey(), appendToPartition(entry.getKey(), entry.getValue(), internalTopicsAllowed, origin));
+            results.put(entry.getKey(), appendToPartition(entry.getKey(), entry.getValue(), internalTopicsAllowed, origin, verifyTransactions));
         }
         if (requiredAcks != -1 || results.values().stream().allMatch(r -> r.error() != ErrorCode.NONE)) {
             callback.accept(results);
@@ -256,7 +375,7 @@ public final class ReplicaManager implements MetadataPublisher {
     }
 
     private ProducePartitionResult appendToPartition(TopicPartition topicPartition, MemoryRecords records, boolean internalTopicsAllowed,
-                                                     UnifiedLog.AppendOrigin origin) {
+                                                     UnifiedLog.AppendOrigin origin, boolean verifyTransactions) {
         if (TopicNames.isInternal(topicPartition.topic()) && !internalTopicsAllowed) {
             return ProducePartitionResult.error(ErrorCode.INVALID_TOPIC_EXCEPTION, "Cannot append to internal topic " + topicPartition.topic());
         }
@@ -265,7 +384,7 @@ public final class ReplicaManager implements MetadataPublisher {
             return ProducePartitionResult.error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.");
         }
         BrokerTopicMetrics metrics = topicMetrics;
-        if (origin == UnifiedLog.AppendOrigin.CLIENT) {
+        if (origin == UnifiedLog.AppendOrigin.CLIENT && verifyTransactions) {
             ProducePartitionResult unverified = verifyTransactionalWrite(partition, records);
             if (unverified != null) {
                 metrics.recordProduce(topicPartition.topic(), 0, 0, true);
