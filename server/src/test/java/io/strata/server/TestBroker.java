@@ -33,6 +33,11 @@ final class TestBroker implements AutoCloseable {
     private Admin admin;
 
     TestBroker(Path dataDir, Map<String, String> overrides) throws Exception {
+        this(dataDir, overrides, Time.SYSTEM);
+    }
+
+    /** A node on {@code time} (e.g. a clock the test moves forward). */
+    TestBroker(Path dataDir, Map<String, String> overrides, Time time) throws Exception {
         this.dataDir = dataDir;
         Map<String, String> properties = new HashMap<>();
         properties.put("listeners", "PLAINTEXT://127.0.0.1:0");
@@ -41,7 +46,7 @@ final class TestBroker implements AutoCloseable {
         properties.put("num.network.threads", "1");
         properties.put("metrics.enabled", "false");
         properties.putAll(overrides);
-        server = new StrataServer(ServerConfig.fromMap(properties), Time.SYSTEM);
+        server = new StrataServer(ServerConfig.fromMap(properties), time);
         try {
             server.startup();
         } catch (Exception e) {

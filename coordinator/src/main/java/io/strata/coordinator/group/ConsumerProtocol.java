@@ -13,13 +13,19 @@ final class ConsumerProtocol {
     }
 
     static List<String> subscribedTopics(byte[] metadata) {
+        List<String> topics = subscribedTopicsOrNull(metadata);
+        return topics == null ? List.of() : topics;
+    }
+
+    /** The subscribed topics, or null if the metadata is not a consumer protocol subscription. */
+    static List<String> subscribedTopicsOrNull(byte[] metadata) {
         try {
             Reader reader = new Reader(ByteBuffer.wrap(metadata));
             short version = reader.readShort();
             short readable = (short) Math.min(version, ConsumerProtocolSubscription.HIGHEST_SUPPORTED_VERSION);
             return new ConsumerProtocolSubscription(reader, readable).topics();
-        } catch (ProtocolException e) {
-            return List.of();
+        } catch (ProtocolException | java.nio.BufferUnderflowException e) {
+            return null;
         }
     }
 }

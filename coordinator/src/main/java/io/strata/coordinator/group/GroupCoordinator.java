@@ -137,6 +137,11 @@ public final class GroupCoordinator implements AutoCloseable {
         }
     }
 
+    /** The shard of a led partition, or null (tests read its state on its thread). */
+    GroupShard shard(int partition) {
+        return shards.get(partition);
+    }
+
     /** Whether every shard this node coordinates has been loaded. */
     public boolean isLoaded() {
         return shards.values().stream().allMatch(shard -> shard.loaded);
@@ -236,6 +241,8 @@ public final class GroupCoordinator implements AutoCloseable {
         List<GroupShard.PartitionCommit> commits = new ArrayList<>();
         List<byte[][]> records = new ArrayList<>();
         long now = time.milliseconds();
+        // OffsetCommit v2-v4 may carry a retention time (-1: the broker's offsets.retention.minutes); Kafka stores it as an expire timestamp.
+        long expireTimestampMs = request.retentionTimeMs() == -1L ? OffsetAndMetadata.NO_EXPIRE_TIMESTAMP : now + request.retentionTimeMs();
         for (OffsetCommitRequestData.OffsetCommitRequestTopic topic : request.topics()) {
             for (OffsetCommitRequestData.OffsetCommitRequestPartition partition : topic.partitions()) {
                 ErrorCode error = consumerGroup ? consumerGroupCommitError(shard, request, version, topic.name(), partition.partitionIndex()) : groupError;
@@ -243,7 +250,9 @@ public final class GroupCoordinator implements AutoCloseable {
                 if (error == null && metadata.length() > settings.offsetMetadataMaxBytes()) {
                     error = ErrorCode.OFFSET_METADATA_TOO_LARGE;
                 }
-                OffsetAndMetadata offset = new OffsetAndMetadata(partition.committedOffset(), partition.committedLeaderEpoch(), metadata, now);
+                // The value with an expire timestamp (version 1) has no leader epoch: memory keeps what the log says.
+                OffsetAndMetadata offset = new OffsetAndMetadata(partition.committedOffset(),
+                    expireTimestampMs == OffsetAndMetadata.NO_EXPIRE_TIMESTAMP ? partition.committedLeaderEpoch() : -1, metadata, now, expireTimestampMs);
                 commits.add(new GroupShard.PartitionCommit(topic.name(), partition.partitionIndex(), offset, error == null ? ErrorCode.NONE : error));
                 if (error == null) {
                     records.add(new byte[][] {GroupStore.offsetKey(request.groupId(), topic.name(), partition.partitionIndex()),
@@ -535,6 +544,30 @@ public final class GroupCoordinator implements AutoCloseable {
     public CompletableFuture<ConsumerGroupDescribeResponseData.DescribedGroup> consumerGroupDescribe(String groupId) {
         return onShard(groupId, shard -> shard.consumerGroups.describe(groupId), () -> new ConsumerGroupDescribeResponseData.DescribedGroup()
             .setGroupId(groupId).setErrorCode(ErrorCode.NOT_COORDINATOR.code()));
+    }
+
+    // ---------------------------------------------------------------- offset expiration
+
+    /**
+     * Runs one offset expiration pass on every shard now (each shard also runs one every
+     * {@code offsets.retention.check.interval.ms}); completes with the number of offsets and
+     * groups removed once their tombstones are written. For tests and tools.
+     */
+    CompletableFuture<Integer> cleanupGroupMetadata() {
+        List<CompletableFuture<Integer>> perShard = new ArrayList<>();
+        for (GroupShard shard : shards.values()) {
+            CompletableFuture<Integer> future = new CompletableFuture<>();
+            shard.executor().execute(() -> {
+                try {
+                    shard.cleanupGroupMetadata(future::complete);
+                } catch (RuntimeException e) {
+                    future.completeExceptionally(e);
+                }
+            });
+            perShard.add(future);
+        }
+        return CompletableFuture.allOf(perShard.toArray(new CompletableFuture[0]))
+            .thenApply(done -> perShard.stream().mapToInt(CompletableFuture::join).sum());
     }
 
     // ---------------------------------------------------------------- metrics (read-only)

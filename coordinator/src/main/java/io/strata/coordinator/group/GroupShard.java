@@ -22,6 +22,8 @@ import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
+import java.util.function.ToLongFunction;
 
 /**
  * The classic-protocol state machine of the groups stored in one {@code __consumer_offsets}
@@ -34,6 +36,9 @@ import java.util.function.Consumer;
  * for more members, the leader's assignment is persisted before anyone gets it, stale
  * generations and unknown members are fenced, static members that restart within their
  * session timeout rejoin without a rebalance.
+ *
+ * <p>Every {@code offsets.retention.check.interval.ms} the shard expires committed offsets and
+ * deletes empty groups left without offsets, with Kafka 4's rules ({@link #cleanupGroupMetadata}).
  */
 final class GroupShard {
     private static final Logger LOG = LoggerFactory.getLogger(GroupShard.class);
@@ -65,6 +70,14 @@ final class GroupShard {
         return partition;
     }
 
+    /** Creates an empty classic group (Kafka's getOrMaybeCreateClassicGroup): Empty since now, no protocol type yet. */
+    private ClassicGroup newGroup(String groupId) {
+        ClassicGroup group = new ClassicGroup(groupId);
+        group.stateTimestampMs = time.milliseconds();
+        groups.put(groupId, group);
+        return group;
+    }
+
     ScheduledExecutorService executor() {
         return executor;
     }
@@ -89,8 +102,7 @@ final class GroupShard {
                 respond.accept(joinError(ErrorCode.UNKNOWN_MEMBER_ID, request.memberId()));
                 return;
             }
-            group = new ClassicGroup(request.groupId());
-            groups.put(group.groupId, group);
+            group = newGroup(request.groupId());
         }
         if (group.is(ClassicGroupState.DEAD)) {
             respond.accept(joinError(ErrorCode.COORDINATOR_NOT_AVAILABLE, request.memberId()));
@@ -646,7 +658,7 @@ final class GroupShard {
 
     void applyCommittedOffsets(String groupId, List<PartitionCommit> commits) {
         if (!groups.containsKey(groupId) && !consumerGroups.has(groupId)) {
-            groups.put(groupId, new ClassicGroup(groupId));
+            newGroup(groupId); // a simple group: commits without membership
         }
         Map<TopicPartitionKey, OffsetAndMetadata> groupOffsets = offsets.computeIfAbsent(groupId, g -> new HashMap<>());
         for (PartitionCommit commit : commits) {
@@ -736,7 +748,7 @@ final class GroupShard {
         }
         for (Map.Entry<String, Map<TopicPartitionKey, OffsetAndMetadata>> group : pending.entrySet()) {
             if (!groups.containsKey(group.getKey()) && !consumerGroups.has(group.getKey())) {
-                groups.put(group.getKey(), new ClassicGroup(group.getKey()));
+                newGroup(group.getKey());
             }
             offsets.computeIfAbsent(group.getKey(), g -> new HashMap<>()).putAll(group.getValue());
         }
@@ -750,6 +762,227 @@ final class GroupShard {
             }
         }
         return false;
+    }
+
+    // ---------------------------------------------------------------- offset expiration (offsets.retention.minutes)
+
+    /** Set while the tombstones of an expiration pass are being written: the next pass waits for them. */
+    private boolean expirationInFlight;
+
+    /**
+     * Which offsets of a group may expire and from when their age counts (Kafka's
+     * OffsetExpirationCondition): an offset of a topic the group is not subscribed to expires
+     * once {@code now - base(offset) >= retention}, or at its explicit expire timestamp if it
+     * has one (OffsetCommit v2-v4 retention time).
+     */
+    private record ExpirationCondition(ToLongFunction<OffsetAndMetadata> base, Predicate<String> subscribed) {
+        boolean isExpired(OffsetAndMetadata offset, long nowMs, long retentionMs) {
+            if (offset.hasExpireTimestamp()) {
+                return nowMs >= offset.expireTimestampMs();
+            }
+            return nowMs - base.applyAsLong(offset) >= retentionMs;
+        }
+    }
+
+    private static final Predicate<String> SUBSCRIBED_TO_NOTHING = topic -> false;
+
+    /**
+     * Kafka's offsetExpirationCondition of the group, or null if its offsets do not expire now:
+     * <ul>
+     *   <li>a consumer group (KIP-848): by commit timestamp, except topics a member subscribes to;</li>
+     *   <li>a classic group without a protocol type (simple group: commits without membership, such
+     *       as Admin alterConsumerGroupOffsets or assign() consumers): by commit timestamp;</li>
+     *   <li>an Empty classic group with a protocol type: from when it became Empty (its current
+     *       state timestamp, or the commit timestamp if the stored group has none);</li>
+     *   <li>a Stable classic group of the consumer protocol whose subscriptions can be read: by
+     *       commit timestamp, except topics a member subscribes to;</li>
+     *   <li>otherwise (rebalancing, other protocols with members) none.</li>
+     * </ul>
+     */
+    private ExpirationCondition expirationCondition(String groupId) {
+        var consumerGroup = consumerGroups.group(groupId);
+        if (consumerGroup != null) {
+            return new ExpirationCondition(OffsetAndMetadata::commitTimestampMs, consumerGroup::isSubscribedTo);
+        }
+        ClassicGroup group = groups.get(groupId);
+        if (group == null || group.protocolType == null || group.protocolType.isEmpty()) {
+            return new ExpirationCondition(OffsetAndMetadata::commitTimestampMs, SUBSCRIBED_TO_NOTHING);
+        }
+        if (group.is(ClassicGroupState.EMPTY)) {
+            long emptySinceMs = group.stateTimestampMs;
+            return new ExpirationCondition(offset -> emptySinceMs >= 0 ? emptySinceMs : offset.commitTimestampMs(), SUBSCRIBED_TO_NOTHING);
+        }
+        if ("consumer".equals(group.protocolType) && group.is(ClassicGroupState.STABLE)) {
+            Set<String> subscribed = subscribedTopics(group);
+            if (subscribed != null) {
+                return new ExpirationCondition(OffsetAndMetadata::commitTimestampMs, subscribed::contains);
+            }
+        }
+        return null;
+    }
+
+    /** The topics the members of a consumer-protocol classic group subscribe to, or null if a subscription cannot be read. */
+    private static Set<String> subscribedTopics(ClassicGroup group) {
+        if (group.protocolName == null) {
+            return null;
+        }
+        Set<String> topics = new java.util.HashSet<>();
+        for (ClassicGroupMember member : group.members.values()) {
+            byte[] metadata = member.metadata(group.protocolName);
+            List<String> memberTopics = metadata == null ? null : ConsumerProtocol.subscribedTopicsOrNull(metadata);
+            if (memberTopics == null) {
+                return null;
+            }
+            topics.addAll(memberTopics);
+        }
+        return topics;
+    }
+
+    /**
+     * Kafka's cleanupExpiredOffsets of one group: adds the group's expired offsets to
+     * {@code expired} (never one with a pending transactional commit) and tells whether the
+     * group has no offsets left and no open transaction, so it may be deleted if empty.
+     */
+    private boolean collectExpiredOffsets(String groupId, long nowMs, List<TopicPartitionKey> expired) {
+        Map<TopicPartitionKey, OffsetAndMetadata> groupOffsets = offsets.get(groupId);
+        boolean openTransactions = hasPendingTransactionalOffset(groupId, null);
+        if (groupOffsets == null || groupOffsets.isEmpty()) {
+            return !openTransactions;
+        }
+        ExpirationCondition condition = expirationCondition(groupId);
+        if (condition == null) {
+            return false;
+        }
+        boolean allExpired = true;
+        List<TopicPartitionKey> keys = new ArrayList<>(groupOffsets.keySet());
+        keys.sort(java.util.Comparator.comparing(TopicPartitionKey::topic).thenComparingInt(TopicPartitionKey::partition));
+        for (TopicPartitionKey key : keys) {
+            if (!condition.subscribed().test(key.topic()) && condition.isExpired(groupOffsets.get(key), nowMs, settings.offsetsRetentionMs())
+                && !hasPendingTransactionalOffset(groupId, key)) {
+                expired.add(key);
+            } else {
+                allExpired = false;
+            }
+        }
+        return allExpired && !openTransactions;
+    }
+
+    /** The periodic pass, every {@code offsets.retention.check.interval.ms}; a failure is logged and the next pass retries. */
+    private void scheduledCleanup() {
+        try {
+            cleanupGroupMetadata(tombstones -> { });
+        } catch (RuntimeException e) {
+            LOG.error("Expiring offsets of __consumer_offsets-{} failed; retrying at the next check", partition, e);
+            expirationInFlight = false;
+        }
+    }
+
+    /**
+     * Kafka's cleanupGroupMetadata: removes every expired offset and then every group that is
+     * empty (a classic group in state Empty, a consumer group without members) with no offsets
+     * left and no open transaction, by writing tombstones (offset commits; group metadata, or
+     * all records of a consumer group) to the partition. Memory changes once they are written.
+     * {@code done} gets the number of offsets and groups removed, after the writes completed.
+     */
+    void cleanupGroupMetadata(Consumer<Integer> done) {
+        if (!loaded || expirationInFlight) {
+            done.accept(0);
+            return;
+        }
+        long startMs = time.milliseconds();
+        Set<String> groupIds = new java.util.TreeSet<>(groups.keySet());
+        groupIds.addAll(offsets.keySet());
+        consumerGroups.groups().forEach(group -> groupIds.add(group.groupId()));
+
+        Map<String, List<TopicPartitionKey>> expiredByGroup = new LinkedHashMap<>();
+        Map<String, List<TopicPartitionKey>> deletedConsumerGroups = new LinkedHashMap<>();
+        List<ClassicGroup> deletedClassicGroups = new ArrayList<>();
+        List<byte[][]> records = new ArrayList<>();
+        for (String groupId : groupIds) {
+            List<TopicPartitionKey> expired = new ArrayList<>();
+            boolean deletable = collectExpiredOffsets(groupId, startMs, expired);
+            var consumerGroup = consumerGroups.group(groupId);
+            if (deletable && consumerGroup != null && consumerGroup.isEmpty()) {
+                deletedConsumerGroups.put(groupId, expired);
+                continue;
+            }
+            if (!expired.isEmpty()) {
+                expiredByGroup.put(groupId, expired);
+                for (TopicPartitionKey key : expired) {
+                    records.add(GroupStore.offsetTombstone(groupId, key.topic(), key.partition()));
+                }
+            }
+            ClassicGroup group = groups.get(groupId);
+            if (deletable && consumerGroup == null && group != null && group.is(ClassicGroupState.EMPTY)) {
+                deletedClassicGroups.add(group);
+                records.add(new byte[][] {GroupStore.groupKey(groupId), null});
+            }
+        }
+        int writes = (records.isEmpty() ? 0 : 1) + deletedConsumerGroups.size();
+        int removed = records.size();
+        for (List<TopicPartitionKey> expired : deletedConsumerGroups.values()) {
+            removed += expired.size() + 1;
+        }
+        if (writes == 0) {
+            LOG.debug("No offsets or groups of __consumer_offsets-{} expired", partition);
+            done.accept(0);
+            return;
+        }
+        expirationInFlight = true;
+        int total = removed;
+        int[] remaining = {writes};
+        Runnable completed = () -> {
+            if (--remaining[0] == 0) {
+                expirationInFlight = false;
+                LOG.info("Expired {} offset(s) and {} group(s) of __consumer_offsets-{} in {} ms", expiredCount(expiredByGroup, deletedConsumerGroups),
+                    deletedClassicGroups.size() + deletedConsumerGroups.size(), partition, time.milliseconds() - startMs);
+                done.accept(total);
+            }
+        };
+        if (!records.isEmpty()) {
+            store.write(this, records, error -> {
+                if (error == ErrorCode.NONE) {
+                    expiredByGroup.forEach((groupId, keys) -> keys.forEach(key -> loadOffset(groupId, key, null)));
+                    for (ClassicGroup group : deletedClassicGroups) {
+                        // Removed unless the group changed while the tombstone was written (a member joined: it writes the group again).
+                        if (groups.get(group.groupId) == group && group.is(ClassicGroupState.EMPTY) && !offsets.containsKey(group.groupId)
+                            && !hasPendingTransactionalOffset(group.groupId, null)) {
+                            removeGroup(group.groupId);
+                        }
+                    }
+                } else {
+                    LOG.warn("Writing {} expiration tombstone(s) to __consumer_offsets-{} failed with {}; retrying at the next check",
+                        records.size(), partition, error);
+                }
+                completed.run();
+            });
+        }
+        deletedConsumerGroups.forEach((groupId, expired) -> {
+            List<byte[][]> offsetTombstones = new ArrayList<>();
+            for (TopicPartitionKey key : expired) {
+                offsetTombstones.add(GroupStore.offsetTombstone(groupId, key.topic(), key.partition()));
+            }
+            // The consumer group leaves memory at once (its manager applies records before writing them, and rebuilds the group on failure).
+            consumerGroups.delete(groupId, offsetTombstones, error -> {
+                if (error == ErrorCode.NONE) {
+                    expired.forEach(key -> loadOffset(groupId, key, null));
+                } else {
+                    LOG.warn("Deleting expired consumer group {} failed with {}; retrying at the next check", groupId, error);
+                }
+                completed.run();
+            });
+        });
+    }
+
+    private static int expiredCount(Map<String, List<TopicPartitionKey>> expiredByGroup, Map<String, List<TopicPartitionKey>> deletedConsumerGroups) {
+        int count = 0;
+        for (List<TopicPartitionKey> keys : expiredByGroup.values()) {
+            count += keys.size();
+        }
+        for (List<TopicPartitionKey> keys : deletedConsumerGroups.values()) {
+            count += keys.size();
+        }
+        return count;
     }
 
     // ---------------------------------------------------------------- persistence
@@ -778,11 +1011,17 @@ final class GroupShard {
             }
             return;
         }
+        if (!groups.containsKey(groupId) && !consumerGroups.has(groupId)) {
+            // As Kafka replays a commit: offsets without a group belong to a simple group (commits without membership).
+            newGroup(groupId);
+        }
         offsets.computeIfAbsent(groupId, g -> new HashMap<>()).put(key, value);
     }
 
     /** After loading: members of loaded groups get fresh session timers (they must heartbeat again). */
     void onLoaded() {
+        // A simple group made up for offsets replayed before the consumer group's records (Kafka replaces it the same way).
+        groups.entrySet().removeIf(entry -> consumerGroups.has(entry.getKey()) && entry.getValue().members.isEmpty());
         for (ClassicGroup group : groups.values()) {
             for (ClassicGroupMember member : group.members.values()) {
                 scheduleSessionTimeout(group, member);
@@ -790,5 +1029,7 @@ final class GroupShard {
         }
         consumerGroups.onLoaded();
         loaded = true;
+        long intervalMs = settings.offsetsRetentionCheckIntervalMs();
+        executor.scheduleWithFixedDelay(this::scheduledCleanup, intervalMs, intervalMs, TimeUnit.MILLISECONDS);
     }
 }

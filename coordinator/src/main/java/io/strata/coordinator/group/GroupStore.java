@@ -31,6 +31,7 @@ import java.util.function.Consumer;
 final class GroupStore {
     static final short OFFSET_COMMIT_KEY_VERSION = 1;
     static final short OFFSET_COMMIT_VALUE_VERSION = 3;
+    static final short OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY = 1;
     static final short GROUP_METADATA_KEY_VERSION = 2;
     static final short GROUP_METADATA_VALUE_VERSION = 3;
 
@@ -53,9 +54,29 @@ final class GroupStore {
         return encode(OFFSET_COMMIT_KEY_VERSION, new OffsetCommitKey().setGroup(group).setTopic(topic).setPartition(partition));
     }
 
+    /**
+     * An offset commit value: version 3, or (as Kafka writes it) version 1 when the commit has an
+     * explicit expire timestamp (OffsetCommit v2-v4 with a retention time); version 1 has no
+     * leader epoch.
+     */
     static byte[] offsetValue(OffsetAndMetadata offset) {
-        return encode(OFFSET_COMMIT_VALUE_VERSION, new OffsetCommitValue().setOffset(offset.offset()).setLeaderEpoch(offset.leaderEpoch())
-            .setMetadata(offset.metadata() == null ? "" : offset.metadata()).setCommitTimestamp(offset.commitTimestampMs()));
+        short version = offset.hasExpireTimestamp() ? OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY : OFFSET_COMMIT_VALUE_VERSION;
+        return encode(version, new OffsetCommitValue().setOffset(offset.offset()).setLeaderEpoch(offset.leaderEpoch())
+            .setMetadata(offset.metadata() == null ? "" : offset.metadata()).setCommitTimestamp(offset.commitTimestampMs())
+            .setExpireTimestamp(offset.expireTimestampMs()));
+    }
+
+    /** The tombstone of a committed offset. */
+    static byte[][] offsetTombstone(String group, String topic, int partition) {
+        return new byte[][] {offsetKey(group, topic, partition), null};
+    }
+
+    private static OffsetAndMetadata readOffset(ByteBuffer value) {
+        Reader valueReader = new Reader(value.duplicate());
+        short valueVersion = valueReader.readShort();
+        OffsetCommitValue offsetValue = new OffsetCommitValue(valueReader, valueVersion);
+        return new OffsetAndMetadata(offsetValue.offset(), offsetValue.leaderEpoch(), offsetValue.metadata(), offsetValue.commitTimestamp(),
+            offsetValue.expireTimestamp());
     }
 
     static byte[] groupKey(String group) {
@@ -125,11 +146,8 @@ final class GroupStore {
         short keyVersion = keyReader.readShort();
         if ((keyVersion == 0 || keyVersion == 1) && value != null) {
             OffsetCommitKey offsetKey = new OffsetCommitKey(keyReader, keyVersion);
-            Reader valueReader = new Reader(value.duplicate());
-            short valueVersion = valueReader.readShort();
-            OffsetCommitValue offsetValue = new OffsetCommitValue(valueReader, valueVersion);
             shard.addPendingTransactionalOffset(producerId, offsetKey.group(), new GroupShard.TopicPartitionKey(offsetKey.topic(), offsetKey.partition()),
-                new OffsetAndMetadata(offsetValue.offset(), offsetValue.leaderEpoch(), offsetValue.metadata(), offsetValue.commitTimestamp()));
+                readOffset(value));
         }
     }
 
@@ -153,13 +171,7 @@ final class GroupStore {
         short keyVersion = keyReader.readShort();
         if (keyVersion == 0 || keyVersion == 1) {
             OffsetCommitKey offsetKey = new OffsetCommitKey(keyReader, keyVersion);
-            OffsetAndMetadata offset = null;
-            if (value != null) {
-                Reader valueReader = new Reader(value.duplicate());
-                short valueVersion = valueReader.readShort();
-                OffsetCommitValue offsetValue = new OffsetCommitValue(valueReader, valueVersion);
-                offset = new OffsetAndMetadata(offsetValue.offset(), offsetValue.leaderEpoch(), offsetValue.metadata(), offsetValue.commitTimestamp());
-            }
+            OffsetAndMetadata offset = value == null ? null : readOffset(value);
             shard.loadOffset(offsetKey.group(), new GroupShard.TopicPartitionKey(offsetKey.topic(), offsetKey.partition()), offset);
         } else if (keyVersion == 2) {
             GroupMetadataKey groupKey = new GroupMetadataKey(keyReader, keyVersion);

@@ -149,8 +149,10 @@ public final class ServerConfig {
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, Type.INT, 50, ConfigDef.atLeast(1), "partitions of __consumer_offsets")
             .define(OFFSETS_TOPIC_REPLICATION_FACTOR, Type.SHORT, (short) 1, ConfigDef.atLeast(1), "replication of __consumer_offsets")
             .define(OFFSETS_TOPIC_SEGMENT_BYTES, Type.INT, 104_857_600, ConfigDef.atLeast(1), "segment size of __consumer_offsets")
-            .define(OFFSETS_RETENTION_MINUTES, Type.INT, 10_080, ConfigDef.atLeast(1), "committed offsets expire after this")
-            .define(OFFSETS_RETENTION_CHECK_INTERVAL_MS, Type.LONG, 600_000L, ConfigDef.atLeast(1), "offset expiry check interval")
+            .define(OFFSETS_RETENTION_MINUTES, Type.INT, 10_080, ConfigDef.atLeast(1),
+                "committed offsets expire this long after their commit, or for a classic group after it became Empty")
+            .define(OFFSETS_RETENTION_CHECK_INTERVAL_MS, Type.LONG, 600_000L, ConfigDef.atLeast(1),
+                "how often each group coordinator shard removes expired offsets and empty groups")
             .define(OFFSET_METADATA_MAX_BYTES, Type.INT, 4096, "largest commit metadata")
             .define(GROUP_INITIAL_REBALANCE_DELAY_MS, Type.INT, 3000, "delay of the first rebalance of an empty group")
             .define(GROUP_MIN_SESSION_TIMEOUT_MS, Type.INT, 6000, "smallest session timeout")
