@@ -376,11 +376,19 @@ public final class TransactionCoordinator implements AutoCloseable {
         });
     }
 
+    /**
+     * Aborts the open transaction with the epoch bumped once, which fences its producer. A
+     * transactions v2 transaction is aborted as its EndTxn would have, so an exhausted epoch
+     * rotates the producer id and the client's own late abort is answered as a retry.
+     */
     private void fenceAndAbort(Shard shard, TransactionMetadata txn) {
-        short fencedEpoch = (short) (txn.producerEpoch + 1);
-        LOG.info("Fencing producer {} epoch {} of transactional id {}: aborting its open transaction with epoch {}", txn.producerId,
-            txn.producerEpoch, txn.transactionalId, fencedEpoch);
-        prepareEnd(shard, txn, false, fencedEpoch, error -> { });
+        LOG.info("Fencing producer {} epoch {} of transactional id {}: aborting its open transaction with a bumped epoch", txn.producerId,
+            txn.producerEpoch, txn.transactionalId);
+        if (txn.supportsEpochBump()) {
+            prepareEndV2(shard, txn, false, false, result -> { });
+        } else {
+            prepareEnd(shard, txn, false, (short) (txn.producerEpoch + 1), error -> { });
+        }
     }
 
     // ---------------------------------------------------------------- AddPartitionsToTxn / AddOffsetsToTxn

@@ -205,6 +205,25 @@ class TransactionsV2CoordinatorTest {
     }
 
     @Test
+    void fencingAnExhaustedEpochRotatesTheProducerIdAndTheZombiesLateAbortIsARetry() throws Exception {
+        seed(77L, (short) (Short.MAX_VALUE - 1), TransactionState.ONGOING);
+        TransactionCoordinatorTest.RecordingMarkers markers = new TransactionCoordinatorTest.RecordingMarkers();
+        TransactionCoordinator coordinator = start(markers);
+
+        // A new instance fences the open transaction: aborted at epoch MAX, completed under a new producer id.
+        assertThat(get(coordinator.initProducerId("t", 60_000, -1, (short) -1)).error()).isEqualTo(ErrorCode.CONCURRENT_TRANSACTIONS);
+        awaitState(coordinator, "t", "CompleteAbort");
+        assertThat(get(coordinator.describe("t")).producerId()).isEqualTo(1000L);
+        // The zombie's own abort, arriving late, is answered as a retry of the abort that already happened.
+        assertThat(end(coordinator, 77L, Short.MAX_VALUE - 1, false)).isEqualTo(ok(1000L, 0));
+        assertThat(end(coordinator, 77L, Short.MAX_VALUE - 1, true)).isEqualTo(failed(ErrorCode.INVALID_TXN_STATE));
+        // The new instance's retried InitProducerId then fences it for good.
+        TransactionCoordinator.InitResult successor = get(coordinator.initProducerId("t", 60_000, -1, (short) -1));
+        assertThat(successor).isEqualTo(new TransactionCoordinator.InitResult(ErrorCode.NONE, 1000L, (short) 1));
+        assertThat(end(coordinator, 1000L, 0, false)).isEqualTo(failed(ErrorCode.PRODUCER_FENCED));
+    }
+
+    @Test
     void idleTransactionalIdsExpireByTombstoneAndStayGoneAfterARestart() throws Exception {
         TransactionCoordinatorTest.RecordingMarkers markers = new TransactionCoordinatorTest.RecordingMarkers();
         TransactionCoordinator coordinator = start(markers);
