@@ -11,7 +11,7 @@
 #   --rounds N            commit rounds per run (default 3: the first creates the groups)
 #   --connections N       connections of the commit client (default 32)
 #   --in-flight N         requests pipelined per connection (default 32)
-#   --latency-connections N  connections of the low-load commit row, one request in flight on each
+#   --latency-connections N  connections of the second commit row, one request in flight on each
 #                         (default 4; 0 leaves the row out)
 #   --no-kip848           leave out the rebalance row with group.protocol=consumer (KIP-848)
 #   --strata-ref REF      git commit/ref of Strata to measure (default HEAD), exported with
@@ -38,8 +38,9 @@
 #        - offset commits: --groups groups without members commit --commit-partitions offsets each,
 #          one OffsetCommit request per group, --connections x --in-flight requests outstanding, for
 #          --rounds rounds (the first creates the groups, the others update them): commits/s and
-#          latency percentiles per round; then the same at low load (--latency-connections
-#          connections, one request in flight on each) on groups the row before created;
+#          latency percentiles per round; then the same with little concurrency (--latency-connections
+#          connections, one request in flight on each: latency without queueing) on the groups the
+#          row before created;
 #        - memory per idle group: live heap of the broker (jcmd PID GC.class_histogram, which runs a
 #          full GC first, whatever -XX:+ExplicitGCInvokesConcurrent says) and RSS before and after
 #          each commit run; (after - before) / --groups.
@@ -426,7 +427,7 @@ commit_run() { # RECORD BROKER ROW RUN GROUPS ROUNDS: memory before and after, a
 REBALANCE_CLASSIC_ROW="rebalance classic $CONSUMERS consumers ${PARTITIONS}p"
 REBALANCE_CONSUMER_ROW="rebalance consumer (KIP-848) $CONSUMERS consumers ${PARTITIONS}p"
 COMMIT_ROW="commit $NUM_GROUPS groups x ${COMMIT_PARTITIONS}p"
-LATENCY_ROW="commit $NUM_GROUPS groups x ${COMMIT_PARTITIONS}p, low load: $LATENCY_CONNECTIONS connections x 1 in flight"
+LATENCY_ROW="commit $NUM_GROUPS groups x ${COMMIT_PARTITIONS}p, $LATENCY_CONNECTIONS connections x 1 in flight"
 MEMORY_ROW="$NUM_GROUPS idle groups, $COMMIT_PARTITIONS committed offsets each, no members"
 
 # --- warm-up --------------------------------------------------------------------------------------
@@ -458,7 +459,8 @@ for run in $(seq 1 "$RUNS"); do
 done
 unlock
 
-# Low load: the groups of the row above (so every round updates), one request in flight per connection.
+# Little concurrency: the groups of the row above (so every round updates), one request in flight per
+# connection, so the latency is the broker's service time rather than queueing behind 1,000 others.
 if (( LATENCY_CONNECTIONS > 0 )); then
   lock
   for run in $(seq 1 "$RUNS"); do

@@ -814,7 +814,7 @@ public final class BenchGroups {
                 Double kCpu = median(k, p + "broker_cpu_s");
                 Double sCpu = median(s, p + "broker_cpu_s");
                 Double groups = median(k, "groups");
-                System.out.println("| " + row + " | " + round + (round == 1 && !row.contains("low load") ? " (creates)" : " (updates)")
+                System.out.println("| " + row + " | " + round + (round == 1 && !row.contains("x 1 in flight") ? " (creates)" : " (updates)")
                     + " | " + show(kRate, "%,.0f") + " | " + show(sRate, "%,.0f") + " | " + ratio(sRate, kRate)
                     + " | " + show(median(k, p + "p50_ms"), "%.2f") + " / " + show(kP99, "%.2f") + " / " + show(median(k, p + "p999_ms"), "%.2f")
                     + " | " + show(median(s, p + "p50_ms"), "%.2f") + " / " + show(sP99, "%.2f") + " / " + show(median(s, p + "p999_ms"), "%.2f")
