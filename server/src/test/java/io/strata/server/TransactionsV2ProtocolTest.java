@@ -200,6 +200,30 @@ class TransactionsV2ProtocolTest {
     }
 
     @Test
+    void idleTransactionalIdsExpireOnTheConfiguredSchedule(@TempDir Path otherDataDir) throws Exception {
+        client.close();
+        broker.close();
+        broker = new TestBroker(otherDataDir, Map.of("transaction.state.log.num.partitions", "1", "transactional.id.expiration.ms", "3000",
+            "transaction.remove.expired.transaction.cleanup.interval.ms", "100"));
+        broker.createTopic(TOPIC, 1, Map.of());
+        client = new RawClient(broker.port());
+        long idle = initProducerId("idle").producerId();
+        long open = initProducerId("open").producerId();
+        assertThat(produce(12, "open", open, 0, 0, "open")).isEqualTo(ErrorCode.NONE.code());
+
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TestBroker.TIMEOUT_MS);
+        while (describe("idle") != null && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertThat(describe("idle")).as("expired transactional id").isNull();
+        // An open transaction is left to its own timeout (60 s here), however long it idles.
+        assertThat(describe("open").state()).isEqualTo("Ongoing");
+        InitProducerIdResponseData fresh = initProducerId("idle");
+        assertThat(fresh.producerId()).isNotEqualTo(idle);
+        assertThat(fresh.producerEpoch()).isZero();
+    }
+
+    @Test
     void aTransactionsV1ClientAddsPartitionsItselfAndKeepsItsEpoch() throws Exception {
         InitProducerIdResponseData producer = initProducerId("tx-v1");
         long pid = producer.producerId();
