@@ -154,7 +154,7 @@ class TransactionsTest {
         int all = 0;
         try (KafkaProducer<String, String> producer = transactionalProducer("tx-1")) {
             producer.initTransactions();
-            for (int txn = 0; txn < 200; txn++) {
+            for (int txn = 0; txn < 1_000; txn++) {
                 producer.beginTransaction();
                 List<String> values = new ArrayList<>();
                 for (int i = 0; i < 1 + random.nextInt(5); i++) {
