@@ -1,0 +1,449 @@
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.FeatureMetadata;
+import org.apache.kafka.clients.admin.FinalizedVersionRange;
+import org.apache.kafka.clients.producer.Callback;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * Exactly-once produce load for bench/eos-bench.sh: the same client code (kafka-clients, the
+ * version bench/broker/pom.xml resolves) against Apache Kafka and Strata. Each command prints one
+ * {@code RESULT key=value ...} line on stdout (the script stores it verbatim) and exits non-zero if
+ * the measurement failed.
+ *
+ * <pre>
+ *   BenchEos produce BOOTSTRAP TOPIC MODE RECORD_BYTES RECORDS RECORDS_PER_TRANSACTION TRANSACTIONAL_ID BROKER_PID
+ *   BenchEos features BOOTSTRAP
+ *   BenchEos report RUNS_TSV
+ * </pre>
+ *
+ * <b>produce</b>: one KafkaProducer with acks=all and otherwise the client's defaults (batch.size
+ * 16384, linger.ms 5, max.in.flight 5, no compression, the default partitioner: without keys it
+ * sticks to one partition per batch), writing RECORDS values of RECORD_BYTES random bytes, no key.
+ * MODE is
+ * <ul>
+ *   <li>{@code plain}: enable.idempotence=false;</li>
+ *   <li>{@code idempotent}: enable.idempotence=true (the client's default);</li>
+ *   <li>{@code transactional}: transactional.id=TRANSACTIONAL_ID; beginTransaction, RECORDS_PER_TRANSACTION
+ *       sends, commitTransaction, repeated. commitTransaction's duration (it flushes the
+ *       transaction's last batches, then EndTxn) is recorded per transaction.</li>
+ * </ul>
+ * Before the clock starts the producer has fetched the topic's metadata ({@code partitionsFor}) and,
+ * if transactional, run initTransactions, so neither start-up round trip is in the figures. The
+ * clock stops when every record is acknowledged (flush, or the last commit). Broker CPU is
+ * utime+stime of BROKER_PID from /proc over that window; client CPU is this JVM's process CPU.
+ * {@code txn_v2} tells whether the client ran transactions v2 (KIP-890: no AddPartitionsToTxn, the
+ * epoch bumped on every commit), read from its TransactionManager after the first commit.
+ *
+ * <b>features</b>: the broker's finalized feature levels (Admin.describeFeatures), one line.
+ *
+ * <b>report</b>: medians per row and broker, Strata/Kafka ratios, and each broker's idempotent
+ * and transactional throughput relative to its own non-idempotent throughput, as Markdown.
+ */
+public final class BenchEos {
+    private static final long CLOCK_TICKS_PER_SECOND = 100;
+    private static final int RUN_TIMEOUT_SECONDS = 240;
+    private static final List<String> MODES = List.of("plain", "idempotent", "transactional");
+
+    public static void main(String[] args) throws Exception {
+        if (args.length == 0) {
+            usage();
+        }
+        switch (args[0]) {
+            case "produce" -> {
+                if (args.length != 9) {
+                    usage();
+                }
+                System.exit(produce(args[1], args[2], args[3], Integer.parseInt(args[4]), Integer.parseInt(args[5]),
+                    Integer.parseInt(args[6]), args[7], Long.parseLong(args[8])));
+            }
+            case "features" -> {
+                if (args.length != 2) {
+                    usage();
+                }
+                features(args[1]);
+            }
+            case "report" -> {
+                if (args.length != 2) {
+                    usage();
+                }
+                report(Path.of(args[1]));
+            }
+            default -> usage();
+        }
+    }
+
+    private static void usage() {
+        System.err.println("usage: BenchEos produce BOOTSTRAP TOPIC plain|idempotent|transactional RECORD_BYTES RECORDS "
+            + "RECORDS_PER_TRANSACTION TRANSACTIONAL_ID BROKER_PID\n"
+            + "       BenchEos features BOOTSTRAP\n"
+            + "       BenchEos report RUNS_TSV");
+        System.exit(2);
+    }
+
+    /** utime + stime of a process in clock ticks, or -1 if it cannot be read. */
+    static long cpuTicks(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+            // The command name (field 2) may contain spaces; the fields after its closing parenthesis are fixed.
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    private static long clientCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+            .getProcessCpuTime();
+    }
+
+    static String fmt(double value) {
+        return String.format(Locale.ROOT, "%.3f", value);
+    }
+
+    // --- produce ---------------------------------------------------------------------------------
+
+    static int produce(String bootstrap, String topic, String mode, int recordBytes, int records, int recordsPerTransaction,
+                       String transactionalId, long brokerPid) throws Exception {
+        if (!MODES.contains(mode)) {
+            throw new IllegalArgumentException("mode must be one of " + MODES + ": mode=" + mode);
+        }
+        if (recordsPerTransaction <= 0 || records % recordsPerTransaction != 0) {
+            throw new IllegalArgumentException("records must be a multiple of records per transaction: records=" + records
+                + " recordsPerTransaction=" + recordsPerTransaction);
+        }
+        Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, Boolean.toString(!mode.equals("plain")));
+        if (mode.equals("transactional")) {
+            props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
+        }
+        props.put(ProducerConfig.CLIENT_ID_CONFIG, "eos-bench-" + mode);
+
+        byte[] value = new byte[recordBytes];
+        new Random(42).nextBytes(value);
+        AtomicLong acknowledged = new AtomicLong();
+        AtomicLong failed = new AtomicLong();
+        AtomicReference<Exception> firstFailure = new AtomicReference<>();
+        Callback callback = (metadata, exception) -> {
+            if (exception == null) {
+                acknowledged.incrementAndGet();
+            } else {
+                failed.incrementAndGet();
+                firstFailure.compareAndSet(null, exception);
+            }
+        };
+        boolean transactional = mode.equals("transactional");
+        int transactions = transactional ? records / recordsPerTransaction : 0;
+        long[] commitNanos = new long[transactions];
+        Boolean transactionsV2 = null;
+
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+            producer.partitionsFor(topic);
+            if (transactional) {
+                producer.initTransactions();
+            }
+            long cpuBefore = cpuTicks(brokerPid);
+            long clientCpuBefore = clientCpuNanos();
+            long startNanos = System.nanoTime();
+            long deadline = startNanos + TimeUnit.SECONDS.toNanos(RUN_TIMEOUT_SECONDS);
+            if (transactional) {
+                for (int t = 0; t < transactions; t++) {
+                    producer.beginTransaction();
+                    for (int i = 0; i < recordsPerTransaction; i++) {
+                        producer.send(new ProducerRecord<>(topic, value), callback);
+                    }
+                    long commitStart = System.nanoTime();
+                    producer.commitTransaction();
+                    commitNanos[t] = System.nanoTime() - commitStart;
+                    if (t == 0) {
+                        transactionsV2 = transactionsV2Enabled(producer);
+                    }
+                    if (System.nanoTime() > deadline) {
+                        System.err.println("only " + (t + 1) + " of " + transactions + " transactions in " + RUN_TIMEOUT_SECONDS + " s");
+                        return 1;
+                    }
+                }
+            } else {
+                for (int i = 0; i < records; i++) {
+                    producer.send(new ProducerRecord<>(topic, value), callback);
+                }
+                producer.flush();
+            }
+            long endNanos = System.nanoTime();
+            long cpuAfter = cpuTicks(brokerPid);
+            long clientCpuAfter = clientCpuNanos();
+
+            double seconds = (endNanos - startNanos) / 1e9;
+            double bytes = (double) records * recordBytes;
+            double brokerCpuSeconds = cpuBefore < 0 || cpuAfter < 0 ? Double.NaN : (cpuAfter - cpuBefore) / (double) CLOCK_TICKS_PER_SECOND;
+            StringBuilder result = new StringBuilder("RESULT")
+                .append(" mode=").append(mode)
+                .append(" record_bytes=").append(recordBytes)
+                .append(" records=").append(records)
+                .append(" wall_s=").append(fmt(seconds))
+                .append(" records_s=").append(String.format(Locale.ROOT, "%.0f", records / seconds))
+                .append(" mb_s=").append(fmt(bytes / 1e6 / seconds))
+                .append(" broker_cpu_s=").append(fmt(brokerCpuSeconds))
+                .append(" broker_cpu_s_per_gb=").append(fmt(brokerCpuSeconds / (bytes / 1e9)))
+                .append(" client_cpu_s=").append(fmt((clientCpuAfter - clientCpuBefore) / 1e9))
+                .append(" acknowledged=").append(acknowledged.get())
+                .append(" failed=").append(failed.get());
+            appendMetric(result, producer, "request-latency-avg", "request_latency_avg_ms");
+            appendMetric(result, producer, "batch-size-avg", "batch_bytes_avg");
+            appendMetric(result, producer, "records-per-request-avg", "records_per_request_avg");
+            appendMetric(result, producer, "request-rate", "requests_s");
+            appendMetric(result, producer, "record-retry-total", "record_retries");
+            if (transactional) {
+                Arrays.sort(commitNanos);
+                result.append(" transactions=").append(transactions)
+                    .append(" transactions_s=").append(fmt(transactions / seconds))
+                    .append(" commit_p50_ms=").append(fmt(percentile(commitNanos, 0.50) / 1e6))
+                    .append(" commit_p99_ms=").append(fmt(percentile(commitNanos, 0.99) / 1e6))
+                    .append(" commit_max_ms=").append(fmt(commitNanos[commitNanos.length - 1] / 1e6))
+                    .append(" txn_v2=").append(transactionsV2 == null ? "unknown" : transactionsV2.toString());
+            }
+            System.out.println(result);
+            if (failed.get() > 0 || acknowledged.get() != records) {
+                System.err.println("acknowledged " + acknowledged.get() + " of " + records + " records, " + failed.get()
+                    + " failed; first failure: " + firstFailure.get());
+                return 1;
+            }
+            return 0;
+        }
+    }
+
+    /** The producer's own metric (producer-metrics group), in the RESULT line as KEY. */
+    private static void appendMetric(StringBuilder result, KafkaProducer<?, ?> producer, String name, String key) {
+        for (Map.Entry<MetricName, ? extends Metric> entry : producer.metrics().entrySet()) {
+            if (entry.getKey().name().equals(name) && entry.getKey().group().equals("producer-metrics")) {
+                Object value = entry.getValue().metricValue();
+                if (value instanceof Double d && !d.isNaN()) {
+                    result.append(' ').append(key).append('=').append(fmt(d));
+                }
+                return;
+            }
+        }
+    }
+
+    /** Whether the producer's TransactionManager runs transactions v2; null if the client does not say. */
+    private static Boolean transactionsV2Enabled(KafkaProducer<?, ?> producer) {
+        try {
+            Field field = KafkaProducer.class.getDeclaredField("transactionManager");
+            field.setAccessible(true);
+            Object transactionManager = field.get(producer);
+            return (Boolean) transactionManager.getClass().getMethod("isTransactionV2Enabled").invoke(transactionManager);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static long percentile(long[] sorted, double quantile) {
+        int index = (int) Math.ceil(quantile * sorted.length) - 1;
+        return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
+    }
+
+    // --- features --------------------------------------------------------------------------------
+
+    static void features(String bootstrap) throws Exception {
+        Properties props = new Properties();
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
+        try (Admin admin = Admin.create(props)) {
+            FeatureMetadata metadata = admin.describeFeatures().featureMetadata().get(30, TimeUnit.SECONDS);
+            StringBuilder line = new StringBuilder();
+            for (Map.Entry<String, FinalizedVersionRange> entry : new java.util.TreeMap<>(metadata.finalizedFeatures()).entrySet()) {
+                line.append(line.length() == 0 ? "" : ", ").append(entry.getKey()).append('=').append(entry.getValue().maxVersionLevel());
+            }
+            System.out.println(line.length() == 0 ? "(no finalized features)" : line);
+        }
+    }
+
+    // --- report ----------------------------------------------------------------------------------
+
+    /** A line of runs.tsv: row, broker, run, status, the RESULT pairs, note. */
+    record Run(String row, String broker, int run, String status, Map<String, String> values, String note) {
+        Double number(String key) {
+            String value = values.get(key);
+            if (value == null || value.isEmpty()) {
+                return null;
+            }
+            try {
+                double d = Double.parseDouble(value);
+                return Double.isNaN(d) ? null : d;
+            } catch (NumberFormatException e) {
+                return null;
+            }
+        }
+    }
+
+    static List<Run> readRuns(Path tsv) throws IOException {
+        List<Run> runs = new ArrayList<>();
+        List<String> lines = Files.readAllLines(tsv);
+        for (String line : lines.subList(1, lines.size())) {
+            String[] f = line.split("\t", -1);
+            Map<String, String> values = new LinkedHashMap<>();
+            for (String pair : f[4].split(" ")) {
+                int eq = pair.indexOf('=');
+                if (eq > 0) {
+                    values.put(pair.substring(0, eq), pair.substring(eq + 1));
+                }
+            }
+            runs.add(new Run(f[0], f[1], Integer.parseInt(f[2]), f[3], values, f.length > 5 ? f[5] : ""));
+        }
+        return runs;
+    }
+
+    static Double median(List<Run> runs, String key) {
+        List<Double> values = new ArrayList<>();
+        for (Run run : runs) {
+            Double value = run.number(key);
+            if (run.status().equals("ok") && value != null) {
+                values.add(value);
+            }
+        }
+        if (values.isEmpty()) {
+            return null;
+        }
+        values.sort(Double::compare);
+        int n = values.size();
+        return n % 2 == 1 ? values.get(n / 2) : (values.get(n / 2 - 1) + values.get(n / 2)) / 2;
+    }
+
+    static String show(Double value, String format) {
+        return value == null ? "—" : String.format(Locale.ROOT, format, value);
+    }
+
+    static String ratio(Double numerator, Double denominator) {
+        return numerator == null || denominator == null || denominator == 0 ? "—" : String.format(Locale.ROOT, "%.2f×", numerator / denominator);
+    }
+
+    static List<Run> select(List<Run> runs, String row, String broker) {
+        return runs.stream().filter(r -> r.row().equals(row) && r.broker().equals(broker)).toList();
+    }
+
+    static String okCount(List<Run> runs) {
+        return runs.stream().filter(r -> r.status().equals("ok")).count() + "/" + runs.size();
+    }
+
+    /** "transactions v2" / "v1" / "—" from the runs' txn_v2 values (all runs of a broker should agree). */
+    static String transactionVersion(List<Run> runs) {
+        List<String> seen = runs.stream().map(r -> r.values().get("txn_v2")).filter(v -> v != null).distinct().toList();
+        if (seen.isEmpty()) {
+            return "—";
+        }
+        return String.join("/", seen.stream().map(v -> v.equals("true") ? "v2" : v.equals("false") ? "v1" : v).toList());
+    }
+
+    /** The row's name without its mode, e.g. "100 B, 1p" for "100 B, 1p, transactional". */
+    static String group(String row) {
+        return row.substring(0, row.lastIndexOf(", "));
+    }
+
+    static String mode(String row) {
+        return row.substring(row.lastIndexOf(", ") + 2);
+    }
+
+    static void report(Path runsTsv) throws IOException {
+        List<Run> runs = readRuns(runsTsv);
+        List<String> rows = runs.stream().map(Run::row).distinct().toList();
+
+        System.out.println("**Throughput** (acks=all; median of the runs; ratio = Strata / Kafka, above 1 means Strata is faster; "
+            + "MB = 10^6 bytes of record values; CPU = broker utime+stime while producing, per GB of values):");
+        System.out.println();
+        System.out.println("| Row | Kafka rec/s | Strata rec/s | ratio | Kafka MB/s | Strata MB/s | broker CPU-s/GB K / S | CPU/GB ratio "
+            + "| client CPU-s K / S | runs ok K / S |");
+        System.out.println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+        for (String row : rows) {
+            List<Run> k = select(runs, row, "kafka");
+            List<Run> s = select(runs, row, "strata");
+            Double kRate = median(k, "records_s");
+            Double sRate = median(s, "records_s");
+            Double kCpu = median(k, "broker_cpu_s_per_gb");
+            Double sCpu = median(s, "broker_cpu_s_per_gb");
+            System.out.println("| " + row + " | " + show(kRate, "%,.0f") + " | " + show(sRate, "%,.0f") + " | **" + ratio(sRate, kRate) + "**"
+                + " | " + show(median(k, "mb_s"), "%.1f") + " | " + show(median(s, "mb_s"), "%.1f")
+                + " | " + show(kCpu, "%.1f") + " / " + show(sCpu, "%.1f") + " | " + ratio(sCpu, kCpu)
+                + " | " + show(median(k, "client_cpu_s"), "%.1f") + " / " + show(median(s, "client_cpu_s"), "%.1f")
+                + " | " + okCount(k) + " / " + okCount(s) + " |");
+        }
+        System.out.println();
+
+        System.out.println("**Transactions** (one producer, 1,000 records per transaction; commit = the time commitTransaction() "
+            + "took, which includes flushing the transaction's last batches; median of the runs):");
+        System.out.println();
+        System.out.println("| Row | Kafka txn/s | Strata txn/s | ratio | Kafka commit p50 / p99 ms | Strata commit p50 / p99 ms "
+            + "| produce retries on CONCURRENT_TRANSACTIONS K / S | transactions version K / S |");
+        System.out.println("|---|--:|--:|--:|--:|--:|--:|--:|");
+        for (String row : rows) {
+            if (!mode(row).equals("transactional")) {
+                continue;
+            }
+            List<Run> k = select(runs, row, "kafka");
+            List<Run> s = select(runs, row, "strata");
+            Double kRate = median(k, "transactions_s");
+            Double sRate = median(s, "transactions_s");
+            System.out.println("| " + row + " | " + show(kRate, "%,.1f") + " | " + show(sRate, "%,.1f") + " | **" + ratio(sRate, kRate) + "**"
+                + " | " + show(median(k, "commit_p50_ms"), "%.2f") + " / " + show(median(k, "commit_p99_ms"), "%.2f")
+                + " | " + show(median(s, "commit_p50_ms"), "%.2f") + " / " + show(median(s, "commit_p99_ms"), "%.2f")
+                + " | " + show(median(k, "concurrent_transactions_retries"), "%.0f") + " / " + show(median(s, "concurrent_transactions_retries"), "%.0f")
+                + " | " + transactionVersion(k) + " / " + transactionVersion(s) + " |");
+        }
+        System.out.println();
+
+        System.out.println("**Overhead against the non-idempotent producer** (each broker's median records/s of the mode divided by "
+            + "its own non-idempotent median in the same run; 1.00 = no cost):");
+        System.out.println();
+        System.out.println("| Records, partitions | Kafka idempotent | Strata idempotent | Kafka transactional | Strata transactional |");
+        System.out.println("|---|--:|--:|--:|--:|");
+        for (String group : rows.stream().map(BenchEos::group).distinct().toList()) {
+            Map<String, Double> kafka = new LinkedHashMap<>();
+            Map<String, Double> strata = new LinkedHashMap<>();
+            for (String mode : List.of("non-idempotent", "idempotent", "transactional")) {
+                String row = group + ", " + mode;
+                kafka.put(mode, median(select(runs, row, "kafka"), "records_s"));
+                strata.put(mode, median(select(runs, row, "strata"), "records_s"));
+            }
+            System.out.println("| " + group
+                + " | " + ratio(kafka.get("idempotent"), kafka.get("non-idempotent"))
+                + " | " + ratio(strata.get("idempotent"), strata.get("non-idempotent"))
+                + " | " + ratio(kafka.get("transactional"), kafka.get("non-idempotent"))
+                + " | " + ratio(strata.get("transactional"), strata.get("non-idempotent")) + " |");
+        }
+        System.out.println();
+
+        List<Run> failed = runs.stream().filter(r -> !r.status().equals("ok")).toList();
+        if (failed.isEmpty()) {
+            System.out.println("Every run succeeded.");
+        } else {
+            System.out.println("Failed runs:");
+            System.out.println();
+            for (Run run : failed) {
+                System.out.println("* " + run.row() + ", " + run.broker() + ", run " + run.run() + ": " + run.note());
+            }
+        }
+    }
+}

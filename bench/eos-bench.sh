@@ -1,0 +1,426 @@
+#!/usr/bin/env bash
+# Exactly-once produce benchmark: Strata vs Apache Kafka, same machine, same client, same run.
+#
+# Usage: bench/eos-bench.sh [options]
+#   --runs N              measured runs per row and broker (default 3; medians are reported)
+#   --quick               1 run, a tenth of the records: checks the script works
+#   --small-records N     100-byte records per run (default 1,000,000; a multiple of 1,000)
+#   --large-records N     1 KiB records per run (default 250,000; a multiple of 1,000)
+#   --strata-ref REF      git commit/ref of Strata to measure (default HEAD), exported with
+#                         `git archive` into the temp dir and built there, so uncommitted or
+#                         concurrent edits in the work tree do not leak into the measurement
+#   --strata-jar PATH     measure this Strata jar instead of building --strata-ref
+#   --out DIR             where results go (default bench/target/eos-bench/<UTC timestamp>)
+#   -h, --help            this text
+#
+# What it does:
+#   1. Resolves Apache Kafka (bench/broker/pom.xml: kafka_2.13 + kafka-tools, the version the tests
+#      use) as bench/broker-bench.sh does, and compiles bench/broker/BenchEos.java (the load and the
+#      report) and BenchAdmin.java (topic set-up) against it.
+#   2. Starts both brokers on loopback: Kafka as a KRaft single node (127.0.0.1:25092, controller
+#      25093) with bin/kafka-server-start.sh's JVM flags; Strata through bin/strata (127.0.0.1:25192,
+#      metrics on a free port). Override the ports with BENCH_EOS_KAFKA_PORT,
+#      BENCH_EOS_KAFKA_CONTROLLER_PORT, BENCH_EOS_STRATA_PORT. Records both brokers' finalized feature
+#      levels (Admin.describeFeatures; transaction.version 2 = KIP-890 transactions v2).
+#   3. Warms both JVMs up with one unmeasured run of each producer mode, then, for 100 B and 1 KiB
+#      records on a fresh topic of 1 and of 8 partitions, measures three rows with one KafkaProducer
+#      (kafka-clients of the same version, acks=all, client defaults otherwise), alternating which
+#      broker goes first (K,S / S,K / K,S ...):
+#        - non-idempotent: enable.idempotence=false;
+#        - idempotent: enable.idempotence=true (the default);
+#        - transactional: beginTransaction, 1,000 sends, commitTransaction, repeated; commit latency is
+#          the time commitTransaction() takes.
+#      Every run: records/s, MB/s, broker CPU seconds (utime+stime from /proc/PID/stat) while
+#      producing, per GB; for transactions, transactions/s and commit p50/p99, and whether the client
+#      ran transactions v2. The script also records the CPU of the whole run (JVM start included) for
+#      the broker, the client, the idle other broker and everything else ("foreign", to spot
+#      interference).
+#   4. Writes runs.tsv and results.md (medians, Strata/Kafka ratios, each broker's idempotent and
+#      transactional throughput relative to its non-idempotent one) into --out and prints results.md.
+#
+# Measurements hold /tmp/strata-mvn.lock (the lock builds take) one row at a time, released between
+# rows, so no build and no other benchmark taking the lock per row runs during a measurement. The
+# campaign measures for about 10 minutes; waiting for the lock can make it longer. Only loopback
+# addresses are used. Every run is bounded by a timeout. Only the processes this script started are
+# stopped; its temp dir is removed on exit. Needs: java 17+, flock, timeout, od, base64.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BENCH="$ROOT/bench"
+LOCK=/tmp/strata-mvn.lock
+KAFKA_PORT=${BENCH_EOS_KAFKA_PORT:-25092}
+KAFKA_CONTROLLER_PORT=${BENCH_EOS_KAFKA_CONTROLLER_PORT:-25093}
+STRATA_PORT=${BENCH_EOS_STRATA_PORT:-25192}
+RUN_TIMEOUT=300
+RECORDS_PER_TRANSACTION=1000
+
+RUNS=3
+QUICK=0
+SMALL_RECORDS=1000000    # 100 B
+LARGE_RECORDS=250000     # 1 KiB
+STRATA_REF=HEAD
+STRATA_JAR_SRC=""
+OUT=""
+
+usage() { sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --runs) RUNS="$2"; shift 2 ;;
+    --quick) QUICK=1; shift ;;
+    --small-records) SMALL_RECORDS_OPT="$2"; shift 2 ;;
+    --large-records) LARGE_RECORDS_OPT="$2"; shift 2 ;;
+    --strata-ref) STRATA_REF="$2"; shift 2 ;;
+    --strata-jar) STRATA_JAR_SRC="$2"; shift 2 ;;
+    --out) OUT="$2"; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+if [[ $QUICK == 1 ]]; then
+  RUNS=1; SMALL_RECORDS=100000; LARGE_RECORDS=25000
+fi
+[[ -n "${SMALL_RECORDS_OPT:-}" ]] && SMALL_RECORDS=$SMALL_RECORDS_OPT
+[[ -n "${LARGE_RECORDS_OPT:-}" ]] && LARGE_RECORDS=$LARGE_RECORDS_OPT
+
+log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+for n in "$SMALL_RECORDS" "$LARGE_RECORDS"; do
+  (( n > 0 && n % RECORDS_PER_TRANSACTION == 0 )) || die "record counts must be positive multiples of $RECORDS_PER_TRANSACTION: $n"
+done
+for tool in java javac flock timeout od base64; do
+  command -v "$tool" >/dev/null || die "$tool is not installed"
+done
+
+STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
+RES="${OUT:-$BENCH/target/eos-bench/$STAMP}"
+mkdir -p "$RES/logs" || die "cannot create $RES"
+RES="$(cd "$RES" && pwd)"
+WORK="$(mktemp -d /tmp/strata-eos-bench.XXXXXX)"
+
+KAFKA_PID=""
+STRATA_PID=""
+
+# --- processes (as in broker-bench.sh) ------------------------------------------------------------
+
+stop_pid() { # PID: TERM, up to 30 s, then KILL. Only ever called with a PID this script started.
+  local pid=$1 i
+  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null
+  for i in $(seq 1 300); do
+    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+    sleep 0.1
+  done
+  log "pid $pid did not stop in 30 s; killing it"
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+}
+
+cleanup() {
+  trap - EXIT INT TERM
+  stop_pid "$KAFKA_PID"
+  stop_pid "$STRATA_PID"
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT TERM
+
+# The build lock, on fd 9. Children get fd 9 closed (9>&-) so none of them can keep it.
+exec 9>>"$LOCK"
+lock() { flock -w 3600 9 || die "could not take $LOCK in an hour"; }
+unlock() { flock -u 9; }
+
+port_in_use() { ( { exec 8<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null ) ; }
+for p in $KAFKA_PORT $KAFKA_CONTROLLER_PORT $STRATA_PORT; do
+  port_in_use "$p" && die "127.0.0.1:$p is already in use"
+done
+
+# A Metadata v4 request (all topics) on a fresh connection; success = a response with our
+# correlation id that lists at least one broker.
+probe_metadata() {
+  local port=$1 resp
+  resp=$( { exec 8<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null || exit 1
+          printf '\x00\x00\x00\x14\x00\x03\x00\x04\x00\x00\x00\x01\x00\x05probe\xff\xff\xff\xff\x00' >&8
+          timeout 2 head -c 16 <&8 | od -An -v -tx1 | tr -d ' \n' ) || return 1
+  [[ ${#resp} -eq 32 && ${resp:8:8} == 00000001 && $((16#${resp:24:8})) -ge 1 ]]
+}
+
+wait_ready() { # PORT PID -> 0 when Metadata answers; 1 if the process died or 60 s passed
+  local port=$1 pid=$2 deadline=$(( $(date +%s) + 60 ))
+  while (( $(date +%s) < deadline )); do
+    probe_metadata "$port" && return 0
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.01
+  done
+  return 1
+}
+
+TCK=$(getconf CLK_TCK)
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# user + nice + system of the whole machine (irq/softirq left out, as in broker-bench.sh).
+sys_busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 }' /proc/stat; }
+rss_mb() { awk -v k="${2:-VmRSS}:" '$1 == k { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
+
+# --- Apache Kafka ---------------------------------------------------------------------------------
+
+JVM_PERF=(-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35
+          -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true)
+TOOLS_LOG="-Dlog4j2.configurationFile=$BENCH/broker/log4j2-tools.properties"
+BROKER_LOG="-Dlog4j2.configurationFile=$BENCH/broker/log4j2-broker.properties"
+
+BENCH_KAFKA_VERSION=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$BENCH/broker/pom.xml" | head -1)
+CP_FILE="$BENCH/broker/target/classpath.txt"
+if [[ ! -s "$CP_FILE" || "$BENCH/broker/pom.xml" -nt "$CP_FILE" ]]; then
+  log "resolving Apache Kafka $BENCH_KAFKA_VERSION from Maven Central"
+  mkdir -p "$BENCH/broker/target"
+  lock
+  (cd "$ROOT" && ./mvnw -q -B -f bench/broker/pom.xml dependency:build-classpath \
+      -Dmdep.outputFile="$CP_FILE" 9>&-) >"$RES/logs/resolve-kafka.log" 2>&1
+  rc=$?
+  unlock
+  [[ $rc == 0 ]] || die "could not resolve Kafka (see $RES/logs/resolve-kafka.log)"
+fi
+KCP="$(cat "$CP_FILE")"
+
+mkdir -p "$WORK/classes"
+javac -nowarn -d "$WORK/classes" -cp "$KCP" "$BENCH/broker/BenchAdmin.java" "$BENCH/broker/BenchEos.java" \
+  || die "could not compile bench/broker helpers"
+
+tool() { # CLASS ARGS...: a short helper run on Kafka's client
+  timeout -k 10 180 java -Xmx256M "${JVM_PERF[@]}" "$TOOLS_LOG" -cp "$WORK/classes:$KCP" "$@" 9>&-
+}
+
+kafka_config() { # DIR
+  cat >"$1/server.properties" <<PROPS
+# KRaft single node, combined broker+controller: Kafka's config/server.properties with loopback
+# addresses and this run's log.dirs.
+process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=127.0.0.1:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+inter.broker.listener.name=PLAINTEXT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+num.network.threads=3
+num.io.threads=8
+socket.send.buffer.bytes=102400
+socket.receive.buffer.bytes=102400
+socket.request.max.bytes=104857600
+log.dirs=$1/data
+num.partitions=1
+num.recovery.threads.per.data.dir=1
+offsets.topic.replication.factor=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+log.retention.hours=168
+log.segment.bytes=1073741824
+log.retention.check.interval.ms=300000
+PROPS
+}
+
+kafka_format() { # DIR
+  local cid
+  # A random base64url id; one that starts with '-' would read as an option, so draw again.
+  cid=-
+  while [[ $cid == -* ]]; do cid=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '='); done
+  java -Xmx256M "${JVM_PERF[@]}" "$TOOLS_LOG" -cp "$KCP" kafka.tools.StorageTool format \
+    -t "$cid" -c "$1/server.properties" --standalone >"$1/format.log" 2>&1 9>&-
+}
+
+kafka_launch() { # DIR -> KAFKA_PID
+  java -Xmx1G -Xms1G "${JVM_PERF[@]}" "$BROKER_LOG" -Dkafka.logs.dir="$1/logs" -cp "$KCP" \
+    kafka.Kafka "$1/server.properties" >"$1/broker.log" 2>&1 9>&- &
+  KAFKA_PID=$!
+}
+
+# --- Strata ---------------------------------------------------------------------------------------
+
+if [[ -n "$STRATA_JAR_SRC" ]]; then
+  [[ -f "$STRATA_JAR_SRC" ]] || die "no such jar: $STRATA_JAR_SRC"
+  STRATA_LABEL="jar $STRATA_JAR_SRC ($(date -u -r "$STRATA_JAR_SRC" '+%Y-%m-%d %H:%M UTC'))"
+else
+  sha=$(git -C "$ROOT" rev-parse --short "$STRATA_REF^{commit}") || die "unknown git ref $STRATA_REF"
+  STRATA_LABEL="commit $sha ($(git -C "$ROOT" log -1 --format=%s "$sha" | cut -c1-80))"
+  log "building Strata $sha from a git archive"
+  mkdir -p "$WORK/strata-src"
+  git -C "$ROOT" archive "$sha" | tar -x -C "$WORK/strata-src" || die "git archive $sha failed"
+  lock
+  (cd "$WORK/strata-src" && { ./mvnw -q -o -B -DskipTests package -pl tools -am 9>&- \
+      || ./mvnw -q -B -DskipTests package -pl tools -am 9>&-; }) >"$RES/logs/build-strata.log" 2>&1
+  rc=$?
+  unlock
+  STRATA_JAR_SRC="$WORK/strata-src/tools/target/strata.jar"
+  STRATA_SCRIPT_SRC="$WORK/strata-src/bin/strata"
+  [[ $rc == 0 && -f "$STRATA_JAR_SRC" ]] || die "Strata build failed (see $RES/logs/build-strata.log)"
+fi
+# A private copy of bin/strata and its jar, so a concurrent rebuild cannot change what is measured.
+STRATA_HOME="$WORK/strata-home"
+mkdir -p "$STRATA_HOME/bin" "$STRATA_HOME/tools/target"
+cp "${STRATA_SCRIPT_SRC:-$ROOT/bin/strata}" "$STRATA_HOME/bin/strata"
+cp "$STRATA_JAR_SRC" "$STRATA_HOME/tools/target/strata.jar"
+STRATA="$STRATA_HOME/bin/strata"
+rm -rf "$WORK/strata-src"
+"$STRATA" version >/dev/null 2>&1 9>&- || die "$STRATA version failed"
+
+strata_launch() { # DIR -> STRATA_PID (bin/strata execs java, so this is the broker's PID)
+  "$STRATA" server --override "listeners=PLAINTEXT://127.0.0.1:$STRATA_PORT" \
+    --override "log.dirs=$1/data" --override "metrics.listener=http://127.0.0.1:0" >"$1/broker.log" 2>&1 9>&- &
+  STRATA_PID=$!
+}
+
+# --- the brokers ----------------------------------------------------------------------------------
+
+log "starting both brokers"
+mkdir -p "$WORK/kafka" "$WORK/strata"
+kafka_config "$WORK/kafka"
+kafka_format "$WORK/kafka" || die "kafka format failed: $(tail -3 "$WORK/kafka/format.log")"
+kafka_launch "$WORK/kafka"
+strata_launch "$WORK/strata"
+wait_ready "$KAFKA_PORT" "$KAFKA_PID" || die "Kafka did not start: $(tail -5 "$WORK/kafka/broker.log")"
+wait_ready "$STRATA_PORT" "$STRATA_PID" || die "Strata did not start: $(tail -5 "$WORK/strata/broker.log")"
+
+port_of() { [[ $1 == kafka ]] && echo $KAFKA_PORT || echo $STRATA_PORT; }
+pid_of() { [[ $1 == kafka ]] && echo "$KAFKA_PID" || echo "$STRATA_PID"; }
+other_of() { [[ $1 == kafka ]] && echo strata || echo kafka; }
+order_for() { if (( $1 % 2 == 1 )); then echo kafka strata; else echo strata kafka; fi; }
+
+# --- environment ----------------------------------------------------------------------------------
+
+{
+  echo "date_utc: $(date -u '+%Y-%m-%d %H:%M')"
+  echo "cpu: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) cores"
+  echo "memory: $(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+  echo "kernel: $(uname -sr)"
+  echo "java: $(java -version 2>&1 | head -2 | tail -1)"
+  echo "apache_kafka: $BENCH_KAFKA_VERSION (kafka_2.13 from Maven Central; KRaft single node; -Xms1G -Xmx1G G1)"
+  echo "strata: $("$STRATA" version 2>&1 | head -1 9>&-) (bin/strata server: -Xms64m -Xmx1g G1)"
+  echo "strata_build: $STRATA_LABEL"
+  echo "kafka_features: $(tool BenchEos features "127.0.0.1:$KAFKA_PORT" 2>"$RES/logs/features-kafka.err")"
+  echo "strata_features: $(tool BenchEos features "127.0.0.1:$STRATA_PORT" 2>"$RES/logs/features-strata.err")"
+  echo "client: kafka-clients $BENCH_KAFKA_VERSION, one producer in its own JVM (-Xmx512M), acks=all, defaults otherwise (batch.size 16384, linger.ms 5, no compression, no keys)"
+  echo "runs_per_row: $RUNS"
+  echo "records: $SMALL_RECORDS x 100 B, $LARGE_RECORDS x 1024 B per run; $RECORDS_PER_TRANSACTION records per transaction"
+} >"$RES/environment.txt"
+cat "$RES/environment.txt" >&2
+
+printf 'row\tbroker\trun\tstatus\tvalues\tnote\n' >"$RES/runs.tsv"
+
+first_error() { # FILE: the first line that looks like an error, without Java's warnings
+  grep -v -E 'deprecated' "$1" 2>/dev/null | grep -m1 -E 'Exception|ERROR|Error|error|FAIL|failed|acknowledged' | cut -c1-300 | tr '\t' ' '
+}
+
+# produce_run RECORD(0|1) BROKER ROW RUN TOPIC MODE RECORD_BYTES RECORDS: one bounded BenchEos run
+# against one broker; the caller holds the build lock. Appends its RESULT line, with the CPU the
+# broker, the client, the idle other broker and anything else used over the whole run, to runs.tsv
+# when RECORD is 1.
+produce_run() {
+  local record=$1 broker=$2 row=$3 run=$4 topic=$5 mode=$6 bytes=$7 records=$8
+  local pid opid base c0 c1 o0 o1 s0 s1 rc txn_id
+  pid=$(pid_of "$broker"); opid=$(pid_of "$(other_of "$broker")")
+  base="$RES/logs/$(echo "$row" | tr -c 'A-Za-z0-9=\n' '_')-$broker-$([[ $record == 1 ]] && echo "r$run" || echo warmup)"
+  txn_id="eos-bench-$STAMP-$broker-$(echo "$row" | tr -c 'A-Za-z0-9\n' '-')-$([[ $record == 1 ]] && echo "r$run" || echo warmup)"
+  c0=$(cpu_ticks "$pid"); o0=$(cpu_ticks "$opid"); s0=$(sys_busy_ticks)
+  local TIMEFORMAT='%3R %3U %3S'
+  { time timeout -k 10 "$RUN_TIMEOUT" java -Xmx512M "${JVM_PERF[@]}" "$TOOLS_LOG" -cp "$WORK/classes:$KCP" \
+      BenchEos produce "127.0.0.1:$(port_of "$broker")" "$topic" "$mode" "$bytes" "$records" "$RECORDS_PER_TRANSACTION" \
+      "$txn_id" "$pid" >"$base.out" 2>"$base.err" 9>&- ; } 2>"$base.time"
+  rc=$?
+  c1=$(cpu_ticks "$pid"); o1=$(cpu_ticks "$opid"); s1=$(sys_busy_ticks)
+  local wall u s client bcpu ocpu foreign values status note=""
+  read -r wall u s <"$base.time"
+  client=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
+  bcpu=$(awk -v a="$c0" -v b="$c1" -v t="$TCK" 'BEGIN { printf "%.2f", (b - a) / t }')
+  ocpu=$(awk -v a="$o0" -v b="$o1" -v t="$TCK" 'BEGIN { printf "%.2f", (b - a) / t }')
+  foreign=$(awk -v a="$s0" -v b="$s1" -v t="$TCK" -v x="$bcpu" -v y="$ocpu" -v z="$client" \
+    'BEGIN { printf "%.2f", (b - a) / t - x - y - z }')
+  values=$(sed -n 's/^RESULT //p' "$base.out" | tail -1)
+  if [[ $rc == 0 && -n "$values" ]]; then
+    status=ok
+  else
+    status=FAIL
+    note=$(first_error "$base.err"); [[ -z "$note" ]] && note=$(tail -1 "$base.err" | cut -c1-300 | tr '\t' ' ')
+    [[ $rc == 124 || $rc == 137 ]] && note="timed out after ${RUN_TIMEOUT}s${note:+: $note}"
+    note="exit $rc: ${note:-no message}"
+  fi
+  # The client logs a WARN for every produce it retries; CONCURRENT_TRANSACTIONS means the previous
+  # transaction was still completing when this one's first batch reached the partition leader.
+  values="$values concurrent_transactions_retries=$(grep -c 'Error: CONCURRENT_TRANSACTIONS' "$base.err")"
+  values="$values run_wall_s=$wall run_broker_cpu_s=$bcpu run_client_cpu_s=$client run_other_broker_cpu_s=$ocpu run_foreign_cpu_s=$foreign"
+  [[ $record == 1 ]] && printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$row" "$broker" "$run" "$status" "$values" "$note" >>"$RES/runs.tsv"
+  log "$([[ $record == 1 ]] && echo "run $run" || echo warm-up) $broker | $row | $status | $values${note:+ | $note}"
+  [[ $status == ok ]]
+}
+
+create_topic() { # PARTITIONS TOPIC: on both brokers
+  local b
+  for b in kafka strata; do
+    tool BenchAdmin "127.0.0.1:$(port_of $b)" create "$1" "$2" >>"$RES/logs/admin.log" 2>&1 \
+      || die "creating $2 on $b failed: $(tail -1 "$RES/logs/admin.log")"
+  done
+}
+
+delete_topic() { # TOPIC: on both brokers, to keep the data directories small
+  local b
+  for b in kafka strata; do
+    tool BenchAdmin "127.0.0.1:$(port_of $b)" delete "$1" >>"$RES/logs/admin.log" 2>&1 \
+      || log "deleting $1 on $b failed: $(tail -1 "$RES/logs/admin.log")"
+  done
+}
+
+mode_name() { case $1 in plain) echo non-idempotent ;; *) echo "$1" ;; esac; }
+
+# --- warm-up --------------------------------------------------------------------------------------
+
+log "warm-up (unmeasured): one run of each mode against each broker"
+create_topic 1 eos-bench-warmup
+lock
+for b in kafka strata; do
+  for mode in plain idempotent transactional; do
+    produce_run 0 "$b" "warm-up, $(mode_name $mode)" 0 eos-bench-warmup "$mode" 100 "$SMALL_RECORDS"
+  done
+done
+unlock
+delete_topic eos-bench-warmup
+
+# --- rows -----------------------------------------------------------------------------------------
+
+for bytes in 100 1024; do
+  [[ $bytes == 100 ]] && records=$SMALL_RECORDS || records=$LARGE_RECORDS
+  [[ $bytes == 100 ]] && size="100 B" || size="1 KiB"
+  for partitions in 1 8; do
+    topic="eos-bench-${bytes}b-${partitions}p"
+    create_topic "$partitions" "$topic"
+    for mode in plain idempotent transactional; do
+      row="$size, ${partitions}p, $(mode_name $mode)"
+      lock
+      for run in $(seq 1 "$RUNS"); do
+        for b in $(order_for "$run"); do produce_run 1 "$b" "$row" "$run" "$topic" "$mode" "$bytes" "$records"; done
+      done
+      unlock
+    done
+    delete_topic "$topic"
+  done
+done
+
+# --- report ---------------------------------------------------------------------------------------
+
+{
+  echo "RSS at the end: Kafka $(rss_mb "$KAFKA_PID") MB (peak $(rss_mb "$KAFKA_PID" VmHWM) MB), Strata $(rss_mb "$STRATA_PID") MB (peak $(rss_mb "$STRATA_PID" VmHWM) MB)"
+  echo "broker log lines at WARN or above: Kafka $(grep -c -E ' (WARN|ERROR) ' "$WORK/kafka/broker.log"), Strata $(grep -c -E '(WARN|ERROR)' "$WORK/strata/broker.log")"
+} >>"$RES/environment.txt"
+cp "$WORK/kafka/broker.log" "$RES/logs/kafka-broker.log" 2>/dev/null
+cp "$WORK/strata/broker.log" "$RES/logs/strata-broker.log" 2>/dev/null
+
+{
+  echo "## Exactly-once benchmark results ($STAMP)"
+  echo
+  sed 's/^/    /' "$RES/environment.txt"
+  echo
+  java -cp "$WORK/classes:$KCP" BenchEos report "$RES/runs.tsv" 9>&-
+} >"$RES/results.md"
+cat "$RES/results.md"
+log "results in $RES"
