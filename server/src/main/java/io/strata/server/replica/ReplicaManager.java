@@ -273,7 +273,8 @@ public final class ReplicaManager implements MetadataPublisher {
         List<CompletableFuture<Void>> adds = new ArrayList<>();
         for (Map.Entry<ProducerIdAndEpoch, Set<TopicPartition>> producer : toAdd.entrySet()) {
             Set<TopicPartition> added = producer.getValue();
-            adds.add(adder.addPartitions(transactionalId, producer.getKey().producerId(), producer.getKey().producerEpoch(), added)
+            adds.add(addPartitionsRetryingConcurrent(adder, transactionalId, producer.getKey().producerId(), producer.getKey().producerEpoch(),
+                    added)
                 .handle((error, failure) -> {
                     if (failure != null) {
                         LOG.warn("Adding {} to transaction {} failed", added, transactionalId, failure);
@@ -310,6 +311,12 @@ public final class ReplicaManager implements MetadataPublisher {
                 appendRecords(timeoutMs, requiredAcks, false, UnifiedLog.AppendOrigin.CLIENT, accepted, merge, false);
             }
         });
+    }
+
+    private CompletableFuture<ErrorCode> addPartitionsRetryingConcurrent(TransactionPartitionAdder adder, String transactionalId, long producerId,
+                                                                         short producerEpoch, Set<TopicPartition> added) {
+        return AddPartitionsRetry.add(() -> adder.addPartitions(transactionalId, producerId, producerEpoch, added), time, logManager.scheduler(),
+            AddPartitionsRetry.BACKOFF_MS, AddPartitionsRetry.MAX_MS);
     }
 
     /**
