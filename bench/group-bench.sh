@@ -58,6 +58,8 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BENCH="$ROOT/bench"
 LOCK=/tmp/strata-mvn.lock
+# shellcheck source=lib/common.sh
+source "$BENCH/lib/common.sh"
 KAFKA_PORT=${BENCH_GROUP_KAFKA_PORT:-24092}
 KAFKA_CONTROLLER_PORT=${BENCH_GROUP_KAFKA_CONTROLLER_PORT:-24093}
 STRATA_PORT=${BENCH_GROUP_STRATA_PORT:-24192}
@@ -109,9 +111,6 @@ fi
 [[ -n "${PARTITIONS_OPT:-}" ]] && PARTITIONS=$PARTITIONS_OPT
 [[ -n "${NUM_GROUPS_OPT:-}" ]] && NUM_GROUPS=$NUM_GROUPS_OPT
 
-log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-
 (( PARTITIONS % CONSUMERS == 0 )) || die "--partitions ($PARTITIONS) must be a multiple of --consumers ($CONSUMERS)"
 for tool in java javac jcmd flock timeout od base64; do
   command -v "$tool" >/dev/null || die "$tool is not installed"
@@ -126,64 +125,17 @@ WORK="$(mktemp -d /tmp/strata-group-bench.XXXXXX)"
 KAFKA_PID=""
 STRATA_PID=""
 
-# --- processes (as in broker-bench.sh) ------------------------------------------------------------
+# --- processes (the helpers are in lib/common.sh) -----------------------------------------------
 
-stop_pid() { # PID: TERM, up to 30 s, then KILL. Only ever called with a PID this script started.
-  local pid=$1 i
-  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid" 2>/dev/null
-  for i in $(seq 1 300); do
-    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
-    sleep 0.1
-  done
-  log "pid $pid did not stop in 30 s; killing it"
-  kill -KILL "$pid" 2>/dev/null
-  wait "$pid" 2>/dev/null
-}
-
-cleanup() {
-  trap - EXIT INT TERM
-  stop_pid "$KAFKA_PID"
-  stop_pid "$STRATA_PID"
-  rm -rf "$WORK"
-}
 trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 
 # The build lock, on fd 9. Children get fd 9 closed (9>&-) so none of them can keep it.
 exec 9>>"$LOCK"
-lock() { flock -w 3600 9 || die "could not take $LOCK in an hour"; }
-unlock() { flock -u 9; }
 
-port_in_use() { ( { exec 8<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null ) ; }
 for p in $KAFKA_PORT $KAFKA_CONTROLLER_PORT $STRATA_PORT; do
   port_in_use "$p" && die "127.0.0.1:$p is already in use"
 done
-
-# A Metadata v4 request (all topics) on a fresh connection; success = a response with our
-# correlation id that lists at least one broker.
-probe_metadata() {
-  local port=$1 resp
-  resp=$( { exec 8<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null || exit 1
-          printf '\x00\x00\x00\x14\x00\x03\x00\x04\x00\x00\x00\x01\x00\x05probe\xff\xff\xff\xff\x00' >&8
-          timeout 2 head -c 16 <&8 | od -An -v -tx1 | tr -d ' \n' ) || return 1
-  [[ ${#resp} -eq 32 && ${resp:8:8} == 00000001 && $((16#${resp:24:8})) -ge 1 ]]
-}
-
-wait_ready() { # PORT PID -> 0 when Metadata answers; 1 if the process died or 60 s passed
-  local port=$1 pid=$2 deadline=$(( $(date +%s) + 60 ))
-  while (( $(date +%s) < deadline )); do
-    probe_metadata "$port" && return 0
-    kill -0 "$pid" 2>/dev/null || return 1
-    sleep 0.01
-  done
-  return 1
-}
-
-TCK=$(getconf CLK_TCK)
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-sys_busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 }' /proc/stat; }
-rss_mb() { awk -v k="${2:-VmRSS}:" '$1 == k { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 
 # Live heap in bytes: GC.class_histogram runs a full stop-the-world GC first (a heap inspection,
 # not System.gc(), so -XX:+ExplicitGCInvokesConcurrent does not turn it into a concurrent cycle)
@@ -260,19 +212,6 @@ group.initial.rebalance.delay.ms=$INITIAL_REBALANCE_DELAY_MS
 EOF
 }
 
-kafka_format() { # DIR
-  local cid
-  cid=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
-  java -Xmx256M "${JVM_PERF[@]}" "$TOOLS_LOG" -cp "$KCP" kafka.tools.StorageTool format \
-    -t "$cid" -c "$1/server.properties" --standalone >"$1/format.log" 2>&1 9>&-
-}
-
-kafka_launch() { # DIR -> KAFKA_PID
-  java -Xmx1G -Xms1G "${JVM_PERF[@]}" "$BROKER_LOG" -Dkafka.logs.dir="$1/logs" -cp "$KCP" \
-    kafka.Kafka "$1/server.properties" >"$1/broker.log" 2>&1 9>&- &
-  KAFKA_PID=$!
-}
-
 # --- Strata ---------------------------------------------------------------------------------------
 
 if [[ -n "$STRATA_JAR_SRC" ]]; then
@@ -337,11 +276,6 @@ kafka_launch "$WORK/kafka"
 strata_launch "$WORK/strata"
 wait_ready "$KAFKA_PORT" "$KAFKA_PID" || die "Kafka did not start: $(tail -5 "$WORK/kafka/broker.log")"
 wait_ready "$STRATA_PORT" "$STRATA_PID" || die "Strata did not start: $(tail -5 "$WORK/strata/broker.log")"
-
-port_of() { [[ $1 == kafka ]] && echo $KAFKA_PORT || echo $STRATA_PORT; }
-pid_of() { [[ $1 == kafka ]] && echo "$KAFKA_PID" || echo "$STRATA_PID"; }
-other_of() { [[ $1 == kafka ]] && echo strata || echo kafka; }
-order_for() { if (( $1 % 2 == 1 )); then echo kafka strata; else echo strata kafka; fi; }
 
 REBALANCE_TOPIC="group-bench-rebalance-${PARTITIONS}p"
 COMMIT_TOPIC="group-bench-commits"
@@ -411,10 +345,10 @@ commit_run() { # RECORD BROKER ROW RUN GROUPS ROUNDS: memory before and after, a
   local record=$1 broker=$2 row=$3 run=$4 groups=$5 rounds=$6 pid prefix lb la ub ua rb ra status=ok note=""
   pid=$(pid_of "$broker")
   prefix=$(commit_prefix "$record" "$broker" "$run")
-  lb=$(live_heap_bytes "$pid"); ub=$(used_heap_bytes "$pid"); rb=$(rss_mb "$pid")
+  lb=$(live_heap_bytes "$pid"); ub=$(used_heap_bytes "$pid"); rb=$(rss_mb "$pid" VmRSS 1)
   harness "$record" "$broker" "$row" "$run" commit "127.0.0.1:$(port_of "$broker")" "$COMMIT_TOPIC" "$COMMIT_PARTITIONS" \
     "$groups" "$prefix" "$rounds" "$CONNECTIONS" "$IN_FLIGHT" "$pid" || { status=FAIL; note="the commit run failed"; }
-  la=$(live_heap_bytes "$pid"); ua=$(used_heap_bytes "$pid"); ra=$(rss_mb "$pid")
+  la=$(live_heap_bytes "$pid"); ua=$(used_heap_bytes "$pid"); ra=$(rss_mb "$pid" VmRSS 1)
   [[ -n "$lb" && -n "$la" ]] || { status=FAIL; note="${note:+$note; }jcmd GC.class_histogram gave no total"; }
   local values
   values=$(awk -v lb="${lb:-0}" -v la="${la:-0}" -v ub="${ub:-0}" -v ua="${ua:-0}" -v rb="${rb:-0}" -v ra="${ra:-0}" -v n="$groups" \

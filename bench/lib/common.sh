@@ -1,0 +1,85 @@
+# Shared by the side-by-side benchmark scripts (broker-bench.sh, group-bench.sh, eos-bench.sh):
+# logging, the build lock, process control, readiness probes, /proc accounting, and starting
+# Apache Kafka. Sourced, not run. Expects from the script: LOCK (the lock file, opened on fd 9 by
+# the script), KAFKA_PID / STRATA_PID / WORK (for cleanup), KCP, JVM_PERF, TOOLS_LOG and BROKER_LOG
+# (for the Kafka functions).
+
+log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+stop_pid() { # PID: TERM, up to 30 s, then KILL. Only ever called with a PID this script started.
+  local pid=$1 i
+  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null
+  for i in $(seq 1 300); do
+    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+    sleep 0.1
+  done
+  log "pid $pid did not stop in 30 s; killing it"
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+}
+
+cleanup() {
+  trap - EXIT INT TERM
+  stop_pid "$KAFKA_PID"
+  stop_pid "$STRATA_PID"
+  rm -rf "$WORK"
+}
+
+lock() { flock -w 3600 9 || die "could not take $LOCK in an hour"; }
+unlock() { flock -u 9; }
+
+port_in_use() { ( { exec 8<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null ) ; }
+
+# A Metadata v4 request (all topics) on a fresh connection; success = a response with our
+# correlation id that lists at least one broker.
+probe_metadata() {
+  local port=$1 resp
+  resp=$( { exec 8<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null || exit 1
+          printf '\x00\x00\x00\x14\x00\x03\x00\x04\x00\x00\x00\x01\x00\x05probe\xff\xff\xff\xff\x00' >&8
+          timeout 2 head -c 16 <&8 | od -An -v -tx1 | tr -d ' \n' ) || return 1
+  [[ ${#resp} -eq 32 && ${resp:8:8} == 00000001 && $((16#${resp:24:8})) -ge 1 ]]
+}
+
+now_ns() { date +%s%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
+
+wait_ready() { # PORT PID -> 0 when Metadata answers; 1 if the process died or 60 s passed
+  local port=$1 pid=$2 deadline=$(( $(date +%s) + 60 ))
+  while (( $(date +%s) < deadline )); do
+    probe_metadata "$port" && return 0
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.01
+  done
+  return 1
+}
+
+TCK=$(getconf CLK_TCK)
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# user + nice + system of the whole machine. irq/softirq time is left out: the kernel does not charge
+# it to a process, and loopback traffic of the run itself makes a lot of it.
+sys_busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 }' /proc/stat; }
+rss_mb() { # PID [FIELD (VmRSS)] [DECIMALS (0)]
+  awk -v k="${2:-VmRSS}:" -v d="${3:-0}" '$1 == k { printf "%." d "f", $2 / 1024 }' "/proc/$1/status"
+}
+
+kafka_format() { # DIR
+  local cid
+  # A random base64url id; one that starts with '-' would read as an option, so draw again.
+  cid=-
+  while [[ $cid == -* ]]; do cid=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '='); done
+  java -Xmx256M "${JVM_PERF[@]}" "$TOOLS_LOG" -cp "$KCP" kafka.tools.StorageTool format \
+    -t "$cid" -c "$1/server.properties" --standalone >"$1/format.log" 2>&1 9>&-
+}
+
+kafka_launch() { # DIR -> KAFKA_PID
+  java -Xmx1G -Xms1G "${JVM_PERF[@]}" "$BROKER_LOG" -Dkafka.logs.dir="$1/logs" -cp "$KCP" \
+    kafka.Kafka "$1/server.properties" >"$1/broker.log" 2>&1 9>&- &
+  KAFKA_PID=$!
+}
+
+port_of() { [[ $1 == kafka ]] && echo $KAFKA_PORT || echo $STRATA_PORT; }
+pid_of() { [[ $1 == kafka ]] && echo "$KAFKA_PID" || echo "$STRATA_PID"; }
+other_of() { [[ $1 == kafka ]] && echo strata || echo kafka; }
+order_for() { if (( $1 % 2 == 1 )); then echo kafka strata; else echo strata kafka; fi; }
