@@ -135,7 +135,7 @@ fi
 KCP="$(cat "$CP_FILE")"
 
 mkdir -p "$WORK/classes"
-javac -nowarn -d "$WORK/classes" -cp "$KCP" "$BENCH/broker/BenchAdmin.java" "$BENCH/broker/BenchEos.java" \
+javac -nowarn -d "$WORK/classes" -cp "$KCP" "$BENCH/broker/BenchAdmin.java" "$BENCH/broker/BenchEos.java" "$BENCH/broker/BenchRuns.java" \
   || die "could not compile bench/broker helpers"
 
 tool() { # CLASS ARGS...: a short helper run on Kafka's client

@@ -172,7 +172,7 @@ fi
 KCP="$(cat "$CP_FILE")"
 
 mkdir -p "$WORK/classes"
-javac -nowarn -d "$WORK/classes" -cp "$KCP" "$BENCH/broker/BenchAdmin.java" "$BENCH/broker/BenchGroups.java" \
+javac -nowarn -d "$WORK/classes" -cp "$KCP" "$BENCH/broker/BenchAdmin.java" "$BENCH/broker/BenchGroups.java" "$BENCH/broker/BenchRuns.java" \
   || die "could not compile bench/broker helpers"
 
 admin() { # BOOTSTRAP create PARTITIONS TOPIC...

@@ -284,73 +284,8 @@ public final class BenchEos {
 
     // --- report ----------------------------------------------------------------------------------
 
-    /** A line of runs.tsv: row, broker, run, status, the RESULT pairs, note. */
-    record Run(String row, String broker, int run, String status, Map<String, String> values, String note) {
-        Double number(String key) {
-            String value = values.get(key);
-            if (value == null || value.isEmpty()) {
-                return null;
-            }
-            try {
-                double d = Double.parseDouble(value);
-                return Double.isNaN(d) ? null : d;
-            } catch (NumberFormatException e) {
-                return null;
-            }
-        }
-    }
-
-    static List<Run> readRuns(Path tsv) throws IOException {
-        List<Run> runs = new ArrayList<>();
-        List<String> lines = Files.readAllLines(tsv);
-        for (String line : lines.subList(1, lines.size())) {
-            String[] f = line.split("\t", -1);
-            Map<String, String> values = new LinkedHashMap<>();
-            for (String pair : f[4].split(" ")) {
-                int eq = pair.indexOf('=');
-                if (eq > 0) {
-                    values.put(pair.substring(0, eq), pair.substring(eq + 1));
-                }
-            }
-            runs.add(new Run(f[0], f[1], Integer.parseInt(f[2]), f[3], values, f.length > 5 ? f[5] : ""));
-        }
-        return runs;
-    }
-
-    static Double median(List<Run> runs, String key) {
-        List<Double> values = new ArrayList<>();
-        for (Run run : runs) {
-            Double value = run.number(key);
-            if (run.status().equals("ok") && value != null) {
-                values.add(value);
-            }
-        }
-        if (values.isEmpty()) {
-            return null;
-        }
-        values.sort(Double::compare);
-        int n = values.size();
-        return n % 2 == 1 ? values.get(n / 2) : (values.get(n / 2 - 1) + values.get(n / 2)) / 2;
-    }
-
-    static String show(Double value, String format) {
-        return value == null ? "—" : String.format(Locale.ROOT, format, value);
-    }
-
-    static String ratio(Double numerator, Double denominator) {
-        return numerator == null || denominator == null || denominator == 0 ? "—" : String.format(Locale.ROOT, "%.2f×", numerator / denominator);
-    }
-
-    static List<Run> select(List<Run> runs, String row, String broker) {
-        return runs.stream().filter(r -> r.row().equals(row) && r.broker().equals(broker)).toList();
-    }
-
-    static String okCount(List<Run> runs) {
-        return runs.stream().filter(r -> r.status().equals("ok")).count() + "/" + runs.size();
-    }
-
     /** "transactions v2" / "v1" / "—" from the runs' txn_v2 values (all runs of a broker should agree). */
-    static String transactionVersion(List<Run> runs) {
+    static String transactionVersion(List<BenchRuns.Run> runs) {
         List<String> seen = runs.stream().map(r -> r.values().get("txn_v2")).filter(v -> v != null).distinct().toList();
         if (seen.isEmpty()) {
             return "—";
@@ -368,8 +303,8 @@ public final class BenchEos {
     }
 
     static void report(Path runsTsv) throws IOException {
-        List<Run> runs = readRuns(runsTsv);
-        List<String> rows = runs.stream().map(Run::row).distinct().toList();
+        List<BenchRuns.Run> runs = BenchRuns.readRuns(runsTsv);
+        List<String> rows = runs.stream().map(BenchRuns.Run::row).distinct().toList();
 
         System.out.println("**Throughput** (acks=all; median of the runs; ratio = Strata / Kafka, above 1 means Strata is faster; "
             + "MB = 10^6 bytes of record values; CPU = broker utime+stime while producing, per GB of values):");
@@ -378,17 +313,17 @@ public final class BenchEos {
             + "| client CPU-s K / S | runs ok K / S |");
         System.out.println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
         for (String row : rows) {
-            List<Run> k = select(runs, row, "kafka");
-            List<Run> s = select(runs, row, "strata");
-            Double kRate = median(k, "records_s");
-            Double sRate = median(s, "records_s");
-            Double kCpu = median(k, "broker_cpu_s_per_gb");
-            Double sCpu = median(s, "broker_cpu_s_per_gb");
-            System.out.println("| " + row + " | " + show(kRate, "%,.0f") + " | " + show(sRate, "%,.0f") + " | **" + ratio(sRate, kRate) + "**"
-                + " | " + show(median(k, "mb_s"), "%.1f") + " | " + show(median(s, "mb_s"), "%.1f")
-                + " | " + show(kCpu, "%.1f") + " / " + show(sCpu, "%.1f") + " | " + ratio(sCpu, kCpu)
-                + " | " + show(median(k, "client_cpu_s"), "%.1f") + " / " + show(median(s, "client_cpu_s"), "%.1f")
-                + " | " + okCount(k) + " / " + okCount(s) + " |");
+            List<BenchRuns.Run> k = BenchRuns.select(runs, row, "kafka");
+            List<BenchRuns.Run> s = BenchRuns.select(runs, row, "strata");
+            Double kRate = BenchRuns.median(k, "records_s");
+            Double sRate = BenchRuns.median(s, "records_s");
+            Double kCpu = BenchRuns.median(k, "broker_cpu_s_per_gb");
+            Double sCpu = BenchRuns.median(s, "broker_cpu_s_per_gb");
+            System.out.println("| " + row + " | " + BenchRuns.show(kRate, "%,.0f") + " | " + BenchRuns.show(sRate, "%,.0f") + " | **" + BenchRuns.ratio(sRate, kRate) + "**"
+                + " | " + BenchRuns.show(BenchRuns.median(k, "mb_s"), "%.1f") + " | " + BenchRuns.show(BenchRuns.median(s, "mb_s"), "%.1f")
+                + " | " + BenchRuns.show(kCpu, "%.1f") + " / " + BenchRuns.show(sCpu, "%.1f") + " | " + BenchRuns.ratio(sCpu, kCpu)
+                + " | " + BenchRuns.show(BenchRuns.median(k, "client_cpu_s"), "%.1f") + " / " + BenchRuns.show(BenchRuns.median(s, "client_cpu_s"), "%.1f")
+                + " | " + BenchRuns.okCount(k) + " / " + BenchRuns.okCount(s) + " |");
         }
         System.out.println();
 
@@ -402,14 +337,14 @@ public final class BenchEos {
             if (!mode(row).equals("transactional")) {
                 continue;
             }
-            List<Run> k = select(runs, row, "kafka");
-            List<Run> s = select(runs, row, "strata");
-            Double kRate = median(k, "transactions_s");
-            Double sRate = median(s, "transactions_s");
-            System.out.println("| " + row + " | " + show(kRate, "%,.1f") + " | " + show(sRate, "%,.1f") + " | **" + ratio(sRate, kRate) + "**"
-                + " | " + show(median(k, "commit_p50_ms"), "%.2f") + " / " + show(median(k, "commit_p99_ms"), "%.2f")
-                + " | " + show(median(s, "commit_p50_ms"), "%.2f") + " / " + show(median(s, "commit_p99_ms"), "%.2f")
-                + " | " + show(median(k, "concurrent_transactions_retries"), "%.0f") + " / " + show(median(s, "concurrent_transactions_retries"), "%.0f")
+            List<BenchRuns.Run> k = BenchRuns.select(runs, row, "kafka");
+            List<BenchRuns.Run> s = BenchRuns.select(runs, row, "strata");
+            Double kRate = BenchRuns.median(k, "transactions_s");
+            Double sRate = BenchRuns.median(s, "transactions_s");
+            System.out.println("| " + row + " | " + BenchRuns.show(kRate, "%,.1f") + " | " + BenchRuns.show(sRate, "%,.1f") + " | **" + BenchRuns.ratio(sRate, kRate) + "**"
+                + " | " + BenchRuns.show(BenchRuns.median(k, "commit_p50_ms"), "%.2f") + " / " + BenchRuns.show(BenchRuns.median(k, "commit_p99_ms"), "%.2f")
+                + " | " + BenchRuns.show(BenchRuns.median(s, "commit_p50_ms"), "%.2f") + " / " + BenchRuns.show(BenchRuns.median(s, "commit_p99_ms"), "%.2f")
+                + " | " + BenchRuns.show(BenchRuns.median(k, "concurrent_transactions_retries"), "%.0f") + " / " + BenchRuns.show(BenchRuns.median(s, "concurrent_transactions_retries"), "%.0f")
                 + " | " + transactionVersion(k) + " / " + transactionVersion(s) + " |");
         }
         System.out.println();
@@ -424,24 +359,24 @@ public final class BenchEos {
             Map<String, Double> strata = new LinkedHashMap<>();
             for (String mode : List.of("non-idempotent", "idempotent", "transactional")) {
                 String row = group + ", " + mode;
-                kafka.put(mode, median(select(runs, row, "kafka"), "records_s"));
-                strata.put(mode, median(select(runs, row, "strata"), "records_s"));
+                kafka.put(mode, BenchRuns.median(BenchRuns.select(runs, row, "kafka"), "records_s"));
+                strata.put(mode, BenchRuns.median(BenchRuns.select(runs, row, "strata"), "records_s"));
             }
             System.out.println("| " + group
-                + " | " + ratio(kafka.get("idempotent"), kafka.get("non-idempotent"))
-                + " | " + ratio(strata.get("idempotent"), strata.get("non-idempotent"))
-                + " | " + ratio(kafka.get("transactional"), kafka.get("non-idempotent"))
-                + " | " + ratio(strata.get("transactional"), strata.get("non-idempotent")) + " |");
+                + " | " + BenchRuns.ratio(kafka.get("idempotent"), kafka.get("non-idempotent"))
+                + " | " + BenchRuns.ratio(strata.get("idempotent"), strata.get("non-idempotent"))
+                + " | " + BenchRuns.ratio(kafka.get("transactional"), kafka.get("non-idempotent"))
+                + " | " + BenchRuns.ratio(strata.get("transactional"), strata.get("non-idempotent")) + " |");
         }
         System.out.println();
 
-        List<Run> failed = runs.stream().filter(r -> !r.status().equals("ok")).toList();
+        List<BenchRuns.Run> failed = runs.stream().filter(r -> !r.status().equals("ok")).toList();
         if (failed.isEmpty()) {
             System.out.println("Every run succeeded.");
         } else {
             System.out.println("Failed runs:");
             System.out.println();
-            for (Run run : failed) {
+            for (BenchRuns.Run run : failed) {
                 System.out.println("* " + run.row() + ", " + run.broker() + ", run " + run.run() + ": " + run.note());
             }
         }

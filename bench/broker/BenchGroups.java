@@ -690,73 +690,9 @@ public final class BenchGroups {
 
     // --- report ----------------------------------------------------------------------------------
 
-    /** A line of runs.tsv: row, broker, run, status, the RESULT pairs, note. */
-    record Run(String row, String broker, int run, String status, Map<String, String> values, String note) {
-        Double number(String key) {
-            String value = values.get(key);
-            if (value == null || value.isEmpty()) {
-                return null;
-            }
-            try {
-                return Double.parseDouble(value);
-            } catch (NumberFormatException e) {
-                return null;
-            }
-        }
-    }
-
-    static List<Run> readRuns(Path tsv) throws IOException {
-        List<Run> runs = new ArrayList<>();
-        List<String> lines = Files.readAllLines(tsv);
-        for (String line : lines.subList(1, lines.size())) {
-            String[] f = line.split("\t", -1);
-            Map<String, String> values = new LinkedHashMap<>();
-            for (String pair : f[4].split(" ")) {
-                int eq = pair.indexOf('=');
-                if (eq > 0) {
-                    values.put(pair.substring(0, eq), pair.substring(eq + 1));
-                }
-            }
-            runs.add(new Run(f[0], f[1], Integer.parseInt(f[2]), f[3], values, f.length > 5 ? f[5] : ""));
-        }
-        return runs;
-    }
-
-    static Double median(List<Run> runs, String key) {
-        List<Double> values = new ArrayList<>();
-        for (Run run : runs) {
-            Double value = run.number(key);
-            if (run.status().equals("ok") && value != null) {
-                values.add(value);
-            }
-        }
-        if (values.isEmpty()) {
-            return null;
-        }
-        values.sort(Double::compare);
-        int n = values.size();
-        return n % 2 == 1 ? values.get(n / 2) : (values.get(n / 2 - 1) + values.get(n / 2)) / 2;
-    }
-
-    static String show(Double value, String format) {
-        return value == null ? "—" : String.format(Locale.ROOT, format, value);
-    }
-
-    static String ratio(Double strata, Double kafka) {
-        return strata == null || kafka == null || kafka == 0 ? "—" : String.format(Locale.ROOT, "%.2f×", strata / kafka);
-    }
-
-    static List<Run> select(List<Run> runs, String row, String broker) {
-        return runs.stream().filter(r -> r.row().equals(row) && r.broker().equals(broker)).toList();
-    }
-
-    static String okCount(List<Run> runs) {
-        return runs.stream().filter(r -> r.status().equals("ok")).count() + "/" + runs.size();
-    }
-
     static void report(Path runsTsv, Path memoryTsv) throws IOException {
-        List<Run> runs = readRuns(runsTsv);
-        List<String> rows = runs.stream().map(Run::row).distinct().toList();
+        List<BenchRuns.Run> runs = BenchRuns.readRuns(runsTsv);
+        List<String> rows = runs.stream().map(BenchRuns.Run::row).distinct().toList();
 
         System.out.println("**Rebalance** (median of the runs; ms; ratio = Kafka / Strata, so above 1 means Strata is faster):");
         System.out.println();
@@ -767,25 +703,25 @@ public final class BenchGroups {
             if (!row.startsWith("rebalance")) {
                 continue;
             }
-            List<Run> k = select(runs, row, "kafka");
-            List<Run> s = select(runs, row, "strata");
-            Double kTotal = median(k, "rebalance_ms");
-            Double sTotal = median(s, "rebalance_ms");
+            List<BenchRuns.Run> k = BenchRuns.select(runs, row, "kafka");
+            List<BenchRuns.Run> s = BenchRuns.select(runs, row, "strata");
+            Double kTotal = BenchRuns.median(k, "rebalance_ms");
+            Double sTotal = BenchRuns.median(s, "rebalance_ms");
             // The classic rows know when the last JoinGroup went out (from the consumers' log); the
             // consumer-protocol rows fall back to the last consumer's first poll(), which sends its first heartbeat.
             String lastKey = k.stream().anyMatch(r -> r.number("last_join_sent_to_assigned_ms") != null)
                 ? "last_join_sent_to_assigned_ms" : "last_poll_to_assigned_ms";
-            Double kLast = median(k, lastKey);
-            Double sLast = median(s, lastKey);
-            Double kEnd = median(k, "join_phase_end_to_assigned_ms");
-            Double sEnd = median(s, "join_phase_end_to_assigned_ms");
-            System.out.println("| " + row + " | " + show(kTotal, "%,.0f") + " | " + show(sTotal, "%,.0f") + " | " + ratio(kTotal, sTotal)
-                + " | " + show(kLast, "%,.0f") + " | " + show(sLast, "%,.0f")
-                + " | " + show(kEnd, "%,.0f") + " | " + show(sEnd, "%,.0f") + " | " + ratio(kEnd, sEnd)
-                + " | " + show(median(k, "generation"), "%.0f") + " / " + show(median(k, "assignment_changes"), "%.0f")
-                + " | " + show(median(s, "generation"), "%.0f") + " / " + show(median(s, "assignment_changes"), "%.0f")
-                + " | " + show(median(k, "broker_cpu_s"), "%.2f") + " / " + show(median(s, "broker_cpu_s"), "%.2f")
-                + " | " + okCount(k) + " / " + okCount(s) + " |");
+            Double kLast = BenchRuns.median(k, lastKey);
+            Double sLast = BenchRuns.median(s, lastKey);
+            Double kEnd = BenchRuns.median(k, "join_phase_end_to_assigned_ms");
+            Double sEnd = BenchRuns.median(s, "join_phase_end_to_assigned_ms");
+            System.out.println("| " + row + " | " + BenchRuns.show(kTotal, "%,.0f") + " | " + BenchRuns.show(sTotal, "%,.0f") + " | " + BenchRuns.ratio(kTotal, sTotal)
+                + " | " + BenchRuns.show(kLast, "%,.0f") + " | " + BenchRuns.show(sLast, "%,.0f")
+                + " | " + BenchRuns.show(kEnd, "%,.0f") + " | " + BenchRuns.show(sEnd, "%,.0f") + " | " + BenchRuns.ratio(kEnd, sEnd)
+                + " | " + BenchRuns.show(BenchRuns.median(k, "generation"), "%.0f") + " / " + BenchRuns.show(BenchRuns.median(k, "assignment_changes"), "%.0f")
+                + " | " + BenchRuns.show(BenchRuns.median(s, "generation"), "%.0f") + " / " + BenchRuns.show(BenchRuns.median(s, "assignment_changes"), "%.0f")
+                + " | " + BenchRuns.show(BenchRuns.median(k, "broker_cpu_s"), "%.2f") + " / " + BenchRuns.show(BenchRuns.median(s, "broker_cpu_s"), "%.2f")
+                + " | " + BenchRuns.okCount(k) + " / " + BenchRuns.okCount(s) + " |");
         }
         System.out.println();
 
@@ -799,67 +735,67 @@ public final class BenchGroups {
             if (!row.startsWith("commit")) {
                 continue;
             }
-            List<Run> k = select(runs, row, "kafka");
-            List<Run> s = select(runs, row, "strata");
+            List<BenchRuns.Run> k = BenchRuns.select(runs, row, "kafka");
+            List<BenchRuns.Run> s = BenchRuns.select(runs, row, "strata");
             for (int round = 1; ; round++) {
                 String p = "r" + round + "_";
                 if (k.stream().noneMatch(r -> r.values().containsKey(p + "commits_s"))
                     && s.stream().noneMatch(r -> r.values().containsKey(p + "commits_s"))) {
                     break;
                 }
-                Double kRate = median(k, p + "commits_s");
-                Double sRate = median(s, p + "commits_s");
-                Double kP99 = median(k, p + "p99_ms");
-                Double sP99 = median(s, p + "p99_ms");
-                Double kCpu = median(k, p + "broker_cpu_s");
-                Double sCpu = median(s, p + "broker_cpu_s");
-                Double groups = median(k, "groups");
+                Double kRate = BenchRuns.median(k, p + "commits_s");
+                Double sRate = BenchRuns.median(s, p + "commits_s");
+                Double kP99 = BenchRuns.median(k, p + "p99_ms");
+                Double sP99 = BenchRuns.median(s, p + "p99_ms");
+                Double kCpu = BenchRuns.median(k, p + "broker_cpu_s");
+                Double sCpu = BenchRuns.median(s, p + "broker_cpu_s");
+                Double groups = BenchRuns.median(k, "groups");
                 System.out.println("| " + row + " | " + round + (round == 1 && !row.contains("x 1 in flight") ? " (creates)" : " (updates)")
-                    + " | " + show(kRate, "%,.0f") + " | " + show(sRate, "%,.0f") + " | " + ratio(sRate, kRate)
-                    + " | " + show(median(k, p + "p50_ms"), "%.2f") + " / " + show(kP99, "%.2f") + " / " + show(median(k, p + "p999_ms"), "%.2f")
-                    + " | " + show(median(s, p + "p50_ms"), "%.2f") + " / " + show(sP99, "%.2f") + " / " + show(median(s, p + "p999_ms"), "%.2f")
-                    + " | " + ratio(kP99, sP99)
-                    + " | " + show(kCpu, "%.2f") + " / " + show(sCpu, "%.2f")
-                    + " | " + (groups == null ? "—" : show(kCpu == null ? null : kCpu * 1e6 / groups, "%.0f") + " / "
-                        + show(sCpu == null ? null : sCpu * 1e6 / groups, "%.0f"))
-                    + " | " + okCount(k) + " / " + okCount(s) + " |");
+                    + " | " + BenchRuns.show(kRate, "%,.0f") + " | " + BenchRuns.show(sRate, "%,.0f") + " | " + BenchRuns.ratio(sRate, kRate)
+                    + " | " + BenchRuns.show(BenchRuns.median(k, p + "p50_ms"), "%.2f") + " / " + BenchRuns.show(kP99, "%.2f") + " / " + BenchRuns.show(BenchRuns.median(k, p + "p999_ms"), "%.2f")
+                    + " | " + BenchRuns.show(BenchRuns.median(s, p + "p50_ms"), "%.2f") + " / " + BenchRuns.show(sP99, "%.2f") + " / " + BenchRuns.show(BenchRuns.median(s, p + "p999_ms"), "%.2f")
+                    + " | " + BenchRuns.ratio(kP99, sP99)
+                    + " | " + BenchRuns.show(kCpu, "%.2f") + " / " + BenchRuns.show(sCpu, "%.2f")
+                    + " | " + (groups == null ? "—" : BenchRuns.show(kCpu == null ? null : kCpu * 1e6 / groups, "%.0f") + " / "
+                        + BenchRuns.show(sCpu == null ? null : sCpu * 1e6 / groups, "%.0f"))
+                    + " | " + BenchRuns.okCount(k) + " / " + BenchRuns.okCount(s) + " |");
             }
         }
         System.out.println();
 
         if (Files.exists(memoryTsv)) {
-            List<Run> memory = readRuns(memoryTsv);
+            List<BenchRuns.Run> memory = BenchRuns.readRuns(memoryTsv);
             System.out.println("**Memory per idle group** (live heap after a full GC, `jcmd PID GC.class_histogram`, after minus before "
                 + "creating the groups; median of the runs):");
             System.out.println();
             System.out.println("| Row | Kafka bytes/group | Strata bytes/group | ratio S/K | Kafka live heap before → after MB | Strata live heap before → after MB "
                 + "| Kafka RSS before → after MB | Strata RSS before → after MB | runs ok K / S |");
             System.out.println("|---|--:|--:|--:|--:|--:|--:|--:|--:|");
-            for (String row : memory.stream().map(Run::row).distinct().toList()) {
-                List<Run> k = select(memory, row, "kafka");
-                List<Run> s = select(memory, row, "strata");
-                Double kPer = median(k, "bytes_per_group");
-                Double sPer = median(s, "bytes_per_group");
-                System.out.println("| " + row + " | " + show(kPer, "%,.0f") + " | " + show(sPer, "%,.0f") + " | " + ratio(sPer, kPer)
-                    + " | " + show(median(k, "live_before_mb"), "%.1f") + " → " + show(median(k, "live_after_mb"), "%.1f")
-                    + " | " + show(median(s, "live_before_mb"), "%.1f") + " → " + show(median(s, "live_after_mb"), "%.1f")
-                    + " | " + show(median(k, "rss_before_mb"), "%.0f") + " → " + show(median(k, "rss_after_mb"), "%.0f")
-                    + " | " + show(median(s, "rss_before_mb"), "%.0f") + " → " + show(median(s, "rss_after_mb"), "%.0f")
-                    + " | " + okCount(k) + " / " + okCount(s) + " |");
+            for (String row : memory.stream().map(BenchRuns.Run::row).distinct().toList()) {
+                List<BenchRuns.Run> k = BenchRuns.select(memory, row, "kafka");
+                List<BenchRuns.Run> s = BenchRuns.select(memory, row, "strata");
+                Double kPer = BenchRuns.median(k, "bytes_per_group");
+                Double sPer = BenchRuns.median(s, "bytes_per_group");
+                System.out.println("| " + row + " | " + BenchRuns.show(kPer, "%,.0f") + " | " + BenchRuns.show(sPer, "%,.0f") + " | " + BenchRuns.ratio(sPer, kPer)
+                    + " | " + BenchRuns.show(BenchRuns.median(k, "live_before_mb"), "%.1f") + " → " + BenchRuns.show(BenchRuns.median(k, "live_after_mb"), "%.1f")
+                    + " | " + BenchRuns.show(BenchRuns.median(s, "live_before_mb"), "%.1f") + " → " + BenchRuns.show(BenchRuns.median(s, "live_after_mb"), "%.1f")
+                    + " | " + BenchRuns.show(BenchRuns.median(k, "rss_before_mb"), "%.0f") + " → " + BenchRuns.show(BenchRuns.median(k, "rss_after_mb"), "%.0f")
+                    + " | " + BenchRuns.show(BenchRuns.median(s, "rss_before_mb"), "%.0f") + " → " + BenchRuns.show(BenchRuns.median(s, "rss_after_mb"), "%.0f")
+                    + " | " + BenchRuns.okCount(k) + " / " + BenchRuns.okCount(s) + " |");
             }
             System.out.println();
         }
 
-        List<Run> failed = new ArrayList<>(runs.stream().filter(r -> !r.status().equals("ok")).toList());
+        List<BenchRuns.Run> failed = new ArrayList<>(runs.stream().filter(r -> !r.status().equals("ok")).toList());
         if (Files.exists(memoryTsv)) {
-            failed.addAll(readRuns(memoryTsv).stream().filter(r -> !r.status().equals("ok")).toList());
+            failed.addAll(BenchRuns.readRuns(memoryTsv).stream().filter(r -> !r.status().equals("ok")).toList());
         }
         if (failed.isEmpty()) {
             System.out.println("Every run succeeded.");
         } else {
             System.out.println("Failed runs:");
             System.out.println();
-            for (Run run : failed) {
+            for (BenchRuns.Run run : failed) {
                 System.out.println("* " + run.row() + ", " + run.broker() + ", run " + run.run() + ": " + run.note());
             }
         }
