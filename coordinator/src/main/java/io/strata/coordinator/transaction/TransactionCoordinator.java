@@ -52,7 +52,9 @@ import java.util.function.LongSupplier;
  *  CompleteAbort          NONE   bump+abort           ITS    INVALID_TXN_STATE
  *  CompleteCommit         ITS    bump+abort           NONE   INVALID_TXN_STATE
  *  Ongoing                FENCED bump+abort           FENCED bump+commit
- *  Prepare*               CONCURRENT_TRANSACTIONS for the same result, INVALID_TXN_STATE for the other
+ *  Prepare*               retry: CONCURRENT_TRANSACTIONS for the same result, INVALID_TXN_STATE for the other;
+ *                         current (the client holds the bumped epoch and is ending its next transaction
+ *                         before this one completed): CONCURRENT_TRANSACTIONS, which it retries
  * </pre>
  *
  * <p>Transactional ids idle in Empty, CompleteCommit or CompleteAbort for longer than
@@ -559,7 +561,9 @@ public final class TransactionCoordinator implements AutoCloseable {
         boolean retry = retryOnEpochBump || retryOnOverflow;
         boolean current = txn.producerId == producerId && txn.producerEpoch == producerEpoch;
         boolean validEpoch = switch (txn.state) {
-            case PREPARE_COMMIT, PREPARE_ABORT -> retryOnEpochBump;
+            // current: the client got the bumped epoch of the transaction being completed and has
+            // already ended its next one; it must wait (CONCURRENT_TRANSACTIONS below), not be fenced.
+            case PREPARE_COMMIT, PREPARE_ABORT -> retryOnEpochBump || current;
             case COMPLETE_COMMIT, COMPLETE_ABORT -> retry || current;
             default -> current;
         };
@@ -592,8 +596,8 @@ public final class TransactionCoordinator implements AutoCloseable {
                         prepareEndV2(shard, txn, false, true, answer);
                     }
                 }
-                case PREPARE_COMMIT -> answer.accept(EndResult.error(commit ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE));
-                case PREPARE_ABORT -> answer.accept(EndResult.error(commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.CONCURRENT_TRANSACTIONS));
+                case PREPARE_COMMIT -> answer.accept(EndResult.error(current || commit ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE));
+                case PREPARE_ABORT -> answer.accept(EndResult.error(current || !commit ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE));
                 case EMPTY -> {
                     if (commit) {
                         answer.accept(EndResult.error(ErrorCode.INVALID_TXN_STATE));

@@ -124,10 +124,14 @@ class TransactionsV2CoordinatorTest {
         get(coordinator.addPartitions("t", pid, (short) 0, Set.of(P0), TV2));
         assertThat(end(coordinator, pid, 0, true)).isEqualTo(ok(pid, 1));
 
-        // While the markers are pending: the retry waits, the other result is invalid, the new epoch is not a retry.
+        // While the markers are pending: the retry waits, the other result is invalid. The client already
+        // holds epoch 1 and may end its next transaction (e.g. an abort with nothing sent) before this
+        // one completes: it waits too, it is not fenced (Kafka's KAFKA-18464). Other epochs are fenced.
         assertThat(end(coordinator, pid, 0, true)).isEqualTo(failed(ErrorCode.CONCURRENT_TRANSACTIONS));
         assertThat(end(coordinator, pid, 0, false)).isEqualTo(failed(ErrorCode.INVALID_TXN_STATE));
-        assertThat(end(coordinator, pid, 1, true)).isEqualTo(failed(ErrorCode.PRODUCER_FENCED));
+        assertThat(end(coordinator, pid, 1, true)).isEqualTo(failed(ErrorCode.CONCURRENT_TRANSACTIONS));
+        assertThat(end(coordinator, pid, 1, false)).isEqualTo(failed(ErrorCode.CONCURRENT_TRANSACTIONS));
+        assertThat(end(coordinator, pid, 5, false)).isEqualTo(failed(ErrorCode.PRODUCER_FENCED));
         assertThat(get(coordinator.addPartitions("t", pid, (short) 1, Set.of(P0), TV2))).isEqualTo(ErrorCode.CONCURRENT_TRANSACTIONS);
 
         markers.held.forEach(Runnable::run);
