@@ -245,8 +245,19 @@ public final class DefaultRecordBatch implements RecordBatch {
      * @throws io.strata.protocol.ProtocolException as {@link #records(int)} does
      */
     public void checkRecords(int maxDecompressedBytes) {
-        RecordReader.checkAll(this, recordsPayload(maxDecompressedBytes));
+        ByteBuffer stored = buffer.slice(RECORDS_OFFSET, recordsSizeInBytes());
+        CompressionType compression = compressionType();
+        if (compression == CompressionType.NONE || !stored.hasRemaining()) {
+            RecordReader.checkAll(this, stored);
+            return;
+        }
+        // Read once and dropped: decompress into this thread's reusable arrays.
+        RecordReader.checkAll(this, compression.codec().decompress(stored, maxDecompressedBytes, SCAN_BUFFERS.get()));
     }
+
+    /** Per-thread decompression arrays for {@link #checkRecords}. */
+    private static final ThreadLocal<io.strata.protocol.records.compression.DecompressionBuffers> SCAN_BUFFERS =
+        ThreadLocal.withInitial(io.strata.protocol.records.compression.DecompressionBuffers::new);
 
     /** The uncompressed records section, positioned at 0. */
     private ByteBuffer recordsPayload(int maxDecompressedBytes) {

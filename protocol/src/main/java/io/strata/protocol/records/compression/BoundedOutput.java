@@ -23,12 +23,22 @@ final class BoundedOutput {
     private int size;
 
     BoundedOutput(int maxBytes, int compressedBytes) {
+        this(maxBytes, compressedBytes, null);
+    }
+
+    /** An output that starts in {@code reuse} (any length, grown by copying if too small), or a new array if null. */
+    BoundedOutput(int maxBytes, int compressedBytes, byte[] reuse) {
         if (maxBytes < 0) {
             throw new IllegalArgumentException("maxBytes must not be negative: maxBytes=" + maxBytes);
         }
         this.maxBytes = maxBytes;
         long expectedBytes = Math.max(INITIAL_CAPACITY_BYTES_MIN, (long) compressedBytes * EXPECTED_COMPRESSION_RATIO);
-        this.bytes = new byte[(int) Math.min(maxBytes, expectedBytes)];
+        this.bytes = reuse != null ? reuse : new byte[(int) Math.min(maxBytes, expectedBytes)];
+    }
+
+    /** The array the output is in now (for handing back to {@link DecompressionBuffers}). */
+    byte[] array() {
+        return bytes;
     }
 
     int size() {

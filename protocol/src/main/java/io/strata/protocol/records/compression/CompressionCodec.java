@@ -27,4 +27,15 @@ public interface CompressionCodec {
      * @throws CompressionException if {@code compressed} is not a valid stream of this codec
      */
     ByteBuffer decompress(ByteBuffer compressed, int maxDecompressedBytes);
+
+    /**
+     * As {@link #decompress(ByteBuffer, int)}, but may decompress into {@code reuse}'s arrays
+     * instead of new ones: the result is then only valid until {@code reuse} is used again. For
+     * reading a batch once and letting go of it (produce validation), where a fresh output array of
+     * a megabyte per batch is what the decompression costs most. Codecs that gain nothing keep the
+     * default, which allocates.
+     */
+    default ByteBuffer decompress(ByteBuffer compressed, int maxDecompressedBytes, DecompressionBuffers reuse) {
+        return decompress(compressed, maxDecompressedBytes);
+    }
 }

@@ -123,8 +123,23 @@ public final class Lz4FrameCodec implements CompressionCodec {
 
     @Override
     public ByteBuffer decompress(ByteBuffer compressed, int maxDecompressedBytes) {
+        return decompress(compressed, maxDecompressedBytes, (DecompressionBuffers) null);
+    }
+
+    @Override
+    public ByteBuffer decompress(ByteBuffer compressed, int maxDecompressedBytes, DecompressionBuffers reuse) {
         ByteBuffer input = compressed.slice().order(ByteOrder.LITTLE_ENDIAN);
-        BoundedOutput output = new BoundedOutput(maxDecompressedBytes, input.remaining());
+        BoundedOutput output = new BoundedOutput(maxDecompressedBytes, input.remaining(), reuse == null ? null : reuse.takeOutput());
+        try {
+            return decompressFrame(input, output, reuse);
+        } finally {
+            if (reuse != null) {
+                reuse.keepOutput(output.array());
+            }
+        }
+    }
+
+    private ByteBuffer decompressFrame(ByteBuffer input, BoundedOutput output, DecompressionBuffers reuse) {
         FrameDescriptor descriptor = readDescriptor(input);
         byte[] blockBuffer = null;
         while (true) {
@@ -145,19 +160,20 @@ public final class Lz4FrameCodec implements CompressionCodec {
                 output.write(input.slice(input.position(), blockBytes));
             } else {
                 if (blockBuffer == null) {
-                    blockBuffer = new byte[descriptor.blockMaximumBytes];
+                    blockBuffer = reuse != null ? reuse.block(descriptor.blockMaximumBytes) : new byte[descriptor.blockMaximumBytes];
                 }
-                decompressBlock(input, blockBytes, blockBuffer, output);
+                decompressBlock(input, blockBytes, blockBuffer, descriptor.blockMaximumBytes, output);
             }
             input.position(input.position() + blockBytes + (descriptor.blockChecksum ? Integer.BYTES : 0));
         }
     }
 
-    private static void decompressBlock(ByteBuffer input, int blockBytes, byte[] blockBuffer, BoundedOutput output) {
+    /** Decompresses one block into {@code blockBuffer} (at most {@code blockMaximumBytes}, the frame's limit) and appends it. */
+    private static void decompressBlock(ByteBuffer input, int blockBytes, byte[] blockBuffer, int blockMaximumBytes, BoundedOutput output) {
         int decompressedBytes;
         try {
             decompressedBytes = DECOMPRESSOR.decompress(input, input.position(), blockBytes,
-                ByteBuffer.wrap(blockBuffer), 0, blockBuffer.length);
+                ByteBuffer.wrap(blockBuffer), 0, blockMaximumBytes);
         } catch (LZ4Exception e) {
             throw new CompressionException("malformed lz4 block: " + e.getMessage(), e);
         }
