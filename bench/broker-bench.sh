@@ -59,6 +59,8 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BENCH="$ROOT/bench"
 LOCK=/tmp/strata-mvn.lock
+# shellcheck source=lib/common.sh
+source "$BENCH/lib/common.sh"
 KAFKA_PORT=${BENCH_KAFKA_PORT:-23092}
 KAFKA_CONTROLLER_PORT=${BENCH_KAFKA_CONTROLLER_PORT:-23093}
 STRATA_PORT=${BENCH_STRATA_PORT:-23192}
@@ -103,9 +105,6 @@ if [[ $QUICK == 1 ]]; then
 fi
 [[ -n "${E2E_RECORDS_OPT:-}" ]] && E2E_RECORDS=$E2E_RECORDS_OPT
 
-log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-
 for tool in java javac kcat flock timeout od base64; do
   command -v "$tool" >/dev/null || die "$tool is not installed"
 done
@@ -121,67 +120,15 @@ STRATA_PID=""
 
 # --- processes ------------------------------------------------------------------------------------
 
-stop_pid() { # PID: TERM, up to 30 s, then KILL. Only ever called with a PID this script started.
-  local pid=$1 i
-  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid" 2>/dev/null
-  for i in $(seq 1 300); do
-    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
-    sleep 0.1
-  done
-  log "pid $pid did not stop in 30 s; killing it"
-  kill -KILL "$pid" 2>/dev/null
-  wait "$pid" 2>/dev/null
-}
-
-cleanup() {
-  trap - EXIT INT TERM
-  stop_pid "$KAFKA_PID"
-  stop_pid "$STRATA_PID"
-  rm -rf "$WORK"
-}
 trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 
 # The build lock, on fd 9. Children get fd 9 closed (9>&-) so none of them can keep it.
 exec 9>>"$LOCK"
-lock() { flock -w 3600 9 || die "could not take $LOCK in an hour"; }
-unlock() { flock -u 9; }
 
-port_in_use() { ( { exec 8<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null ) ; }
 for p in $KAFKA_PORT $KAFKA_CONTROLLER_PORT $STRATA_PORT; do
   port_in_use "$p" && die "127.0.0.1:$p is already in use"
 done
-
-# A Metadata v4 request (all topics) on a fresh connection; success = a response with our
-# correlation id that lists at least one broker.
-probe_metadata() {
-  local port=$1 resp
-  resp=$( { exec 8<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null || exit 1
-          printf '\x00\x00\x00\x14\x00\x03\x00\x04\x00\x00\x00\x01\x00\x05probe\xff\xff\xff\xff\x00' >&8
-          timeout 2 head -c 16 <&8 | od -An -v -tx1 | tr -d ' \n' ) || return 1
-  [[ ${#resp} -eq 32 && ${resp:8:8} == 00000001 && $((16#${resp:24:8})) -ge 1 ]]
-}
-
-now_ns() { date +%s%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
-
-wait_ready() { # PORT PID -> 0 when Metadata answers; 1 if the process died or 60 s passed
-  local port=$1 pid=$2 deadline=$(( $(date +%s) + 60 ))
-  while (( $(date +%s) < deadline )); do
-    probe_metadata "$port" && return 0
-    kill -0 "$pid" 2>/dev/null || return 1
-    sleep 0.01
-  done
-  return 1
-}
-
-TCK=$(getconf CLK_TCK)
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-# user + nice + system of the whole machine. irq/softirq time is left out: the kernel does not charge
-# it to a process, and loopback traffic of the run itself makes a lot of it.
-sys_busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 }' /proc/stat; }
-rss_mb() { awk -v k="${2:-VmRSS}:" '$1 == k { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
 
 # --- Apache Kafka ---------------------------------------------------------------------------------
 
@@ -246,19 +193,6 @@ log.retention.hours=168
 log.segment.bytes=1073741824
 log.retention.check.interval.ms=300000
 EOF
-}
-
-kafka_format() { # DIR
-  local cid
-  cid=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
-  java -Xmx256M "${JVM_PERF[@]}" "$TOOLS_LOG" -cp "$KCP" kafka.tools.StorageTool format \
-    -t "$cid" -c "$1/server.properties" --standalone >"$1/format.log" 2>&1 9>&-
-}
-
-kafka_launch() { # DIR -> KAFKA_PID
-  java -Xmx1G -Xms1G "${JVM_PERF[@]}" "$BROKER_LOG" -Dkafka.logs.dir="$1/logs" -cp "$KCP" \
-    kafka.Kafka "$1/server.properties" >"$1/broker.log" 2>&1 9>&- &
-  KAFKA_PID=$!
 }
 
 # --- Strata ---------------------------------------------------------------------------------------
@@ -374,10 +308,6 @@ printf 'compression.type=lz4\n' >"$WORK/lz4.properties"
 
 printf 'row\ttool\tsize\tacks\tcomp\tparts\trecords\tbroker\trun\tstatus\twall_s\trec_s\tmib_s\tlat_avg\tlat_p50\tlat_p99\tlat_p999\tbroker_cpu_s\tclient_cpu_s\tother_cpu_s\tforeign_cpu_s\tnote\n' \
   >"$RES/runs.tsv"
-
-port_of() { [[ $1 == kafka ]] && echo $KAFKA_PORT || echo $STRATA_PORT; }
-pid_of() { [[ $1 == kafka ]] && echo "$KAFKA_PID" || echo "$STRATA_PID"; }
-other_of() { [[ $1 == kafka ]] && echo strata || echo kafka; }
 
 first_error() { # FILE: the first line that looks like an error, without Java's warnings
   grep -v -E 'deprecated|WARN' "$1" 2>/dev/null | grep -m1 -E 'Exception|ERROR|Error|error|FAIL|failed' | cut -c1-300 | tr '\t' ' '
@@ -527,7 +457,6 @@ delete_topics() { # TOPIC... on both brokers (frees the disk between rows)
 }
 
 # order_for RUN: Kafka first on odd runs, Strata first on even runs.
-order_for() { if (( $1 % 2 == 1 )); then echo kafka strata; else echo strata kafka; fi; }
 
 selected() { [[ -z "$ONLY" ]] || grep -qE "$ONLY" <<<"$1"; }
 

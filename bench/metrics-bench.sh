@@ -27,6 +27,8 @@ set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LOCK=/tmp/strata-mvn.lock
+# shellcheck source=lib/common.sh
+source "$ROOT/bench/lib/common.sh" # log, die, stop_pid, port_in_use (its cleanup is replaced below)
 ON_PORT=${BENCH_METRICS_ON_PORT:-47292}
 OFF_PORT=${BENCH_METRICS_OFF_PORT:-47392}
 HTTP_PORT=${BENCH_METRICS_HTTP_PORT:-47644}
@@ -54,9 +56,6 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-
 STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
 RES="${OUT:-$ROOT/bench/target/metrics-bench/$STAMP}"
 mkdir -p "$RES" || die "cannot create $RES"
@@ -64,17 +63,6 @@ WORK="$(mktemp -d /tmp/strata-metrics-bench.XXXXXX)"
 ON_PID=""
 OFF_PID=""
 
-stop_pid() { # PID: TERM, up to 30 s, then KILL. Only ever called with a PID this script started.
-  local pid=$1 i
-  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid" 2>/dev/null
-  for i in $(seq 1 300); do
-    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
-    sleep 0.1
-  done
-  kill -KILL "$pid" 2>/dev/null
-  wait "$pid" 2>/dev/null
-}
 cleanup() {
   trap - EXIT INT TERM
   stop_pid "$ON_PID"
@@ -97,7 +85,6 @@ log "building the bench jar"
 cp "$STRATA_JAR_SRC" "$WORK/strata.jar"
 cp bench/target/benchmarks.jar "$WORK/benchmarks.jar"
 
-port_in_use() { ( { exec 8<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null ) ; }
 for p in $ON_PORT $OFF_PORT $HTTP_PORT; do
   port_in_use "$p" && die "127.0.0.1:$p is already in use"
 done
