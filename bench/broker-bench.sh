@@ -23,7 +23,8 @@
 #      the first successful Metadata response (a raw Metadata v4 request over /dev/tcp, polled every
 #      10 ms), and VmRSS 5 s after ready.
 #   3. Starts both brokers (Kafka on 127.0.0.1:23092/23093, Strata on 127.0.0.1:23192; override with
-#      BENCH_KAFKA_PORT, BENCH_KAFKA_CONTROLLER_PORT, BENCH_STRATA_PORT), warms both
+#      BENCH_KAFKA_PORT, BENCH_KAFKA_CONTROLLER_PORT, BENCH_STRATA_PORT; Strata's metrics endpoint on
+#      BENCH_STRATA_METRICS_PORT, default a free port), warms both
 #      JVMs with one unmeasured run of each kind of load, then runs every row against each broker in
 #      turn, alternating which goes first (K,S / S,K / K,S ...):
 #        - kcat produce of 2,000,000 100-byte lines (acks 1/all, none/lz4, 1/8 partitions), and kcat
@@ -228,8 +229,10 @@ rm -rf "$WORK/strata-src"
 "$STRATA" version >/dev/null 2>&1 9>&- || die "$STRATA version failed"
 
 strata_launch() { # DIR -> STRATA_PID (bin/strata execs java, so this is the broker's PID)
+  # Metrics stay on (the default) on a free port, so another Strata on 9644 cannot stop the start.
   "$STRATA" server --override "listeners=PLAINTEXT://127.0.0.1:$STRATA_PORT" \
-    --override "log.dirs=$1/data" >"$1/broker.log" 2>&1 9>&- &
+    --override "log.dirs=$1/data" --override "metrics.listener=http://127.0.0.1:${BENCH_STRATA_METRICS_PORT:-0}" \
+    >"$1/broker.log" 2>&1 9>&- &
   STRATA_PID=$!
 }
 
