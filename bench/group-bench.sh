@@ -179,74 +179,9 @@ admin() { # BOOTSTRAP create PARTITIONS TOPIC...
   timeout -k 10 180 java -Xmx256M "${JVM_PERF[@]}" "$TOOLS_LOG" -cp "$WORK/classes:$KCP" BenchAdmin "$@" 9>&-
 }
 
-kafka_config() { # DIR
-  cat >"$1/server.properties" <<EOF
-# KRaft single node, combined broker+controller: Kafka's config/server.properties with loopback
-# addresses and this run's log.dirs. group.initial.rebalance.delay.ms stays at its 3000 ms default
-# (written out so the results state it).
-process.roles=broker,controller
-node.id=1
-controller.quorum.bootstrap.servers=127.0.0.1:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-inter.broker.listener.name=PLAINTEXT
-advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
-num.network.threads=3
-num.io.threads=8
-socket.send.buffer.bytes=102400
-socket.receive.buffer.bytes=102400
-socket.request.max.bytes=104857600
-log.dirs=$1/data
-num.partitions=1
-num.recovery.threads.per.data.dir=1
-offsets.topic.replication.factor=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-log.retention.hours=168
-log.segment.bytes=1073741824
-log.retention.check.interval.ms=300000
-group.initial.rebalance.delay.ms=$INITIAL_REBALANCE_DELAY_MS
-EOF
-}
-
 # --- Strata ---------------------------------------------------------------------------------------
 
-if [[ -n "$STRATA_JAR_SRC" ]]; then
-  [[ -f "$STRATA_JAR_SRC" ]] || die "no such jar: $STRATA_JAR_SRC"
-  STRATA_LABEL="jar $STRATA_JAR_SRC ($(date -u -r "$STRATA_JAR_SRC" '+%Y-%m-%d %H:%M UTC'))"
-else
-  sha=$(git -C "$ROOT" rev-parse --short "$STRATA_REF^{commit}") || die "unknown git ref $STRATA_REF"
-  STRATA_LABEL="commit $sha ($(git -C "$ROOT" log -1 --format=%s "$sha" | cut -c1-80))"
-  log "building Strata $sha from a git archive"
-  mkdir -p "$WORK/strata-src"
-  git -C "$ROOT" archive "$sha" | tar -x -C "$WORK/strata-src" || die "git archive $sha failed"
-  lock
-  (cd "$WORK/strata-src" && { ./mvnw -q -o -B -DskipTests package -pl tools -am 9>&- \
-      || ./mvnw -q -B -DskipTests package -pl tools -am 9>&-; }) >"$RES/logs/build-strata.log" 2>&1
-  rc=$?
-  unlock
-  STRATA_JAR_SRC="$WORK/strata-src/tools/target/strata.jar"
-  STRATA_SCRIPT_SRC="$WORK/strata-src/bin/strata"
-  [[ $rc == 0 && -f "$STRATA_JAR_SRC" ]] || die "Strata build failed (see $RES/logs/build-strata.log)"
-fi
-# A private copy of bin/strata and its jar, so a concurrent rebuild cannot change what is measured.
-STRATA_HOME="$WORK/strata-home"
-mkdir -p "$STRATA_HOME/bin" "$STRATA_HOME/tools/target"
-cp "${STRATA_SCRIPT_SRC:-$ROOT/bin/strata}" "$STRATA_HOME/bin/strata"
-cp "$STRATA_JAR_SRC" "$STRATA_HOME/tools/target/strata.jar"
-STRATA="$STRATA_HOME/bin/strata"
-rm -rf "$WORK/strata-src"
-"$STRATA" version >/dev/null 2>&1 9>&- || die "$STRATA version failed"
-
-strata_launch() { # DIR -> STRATA_PID (bin/strata execs java, so this is the broker's PID)
-  "$STRATA" server --override "listeners=PLAINTEXT://127.0.0.1:$STRATA_PORT" \
-    --override "log.dirs=$1/data" --override "metrics.listener=http://127.0.0.1:0" \
-    --override "group.initial.rebalance.delay.ms=$INITIAL_REBALANCE_DELAY_MS" >"$1/broker.log" 2>&1 9>&- &
-  STRATA_PID=$!
-}
+prepare_strata
 
 # --- environment ----------------------------------------------------------------------------------
 
@@ -270,10 +205,10 @@ cat "$RES/environment.txt" >&2
 
 log "starting both brokers"
 mkdir -p "$WORK/kafka" "$WORK/strata"
-kafka_config "$WORK/kafka"
+kafka_config "$WORK/kafka" "group.initial.rebalance.delay.ms=$INITIAL_REBALANCE_DELAY_MS"
 kafka_format "$WORK/kafka" || die "kafka format failed: $(tail -3 "$WORK/kafka/format.log")"
 kafka_launch "$WORK/kafka"
-strata_launch "$WORK/strata"
+strata_launch "$WORK/strata" --override "group.initial.rebalance.delay.ms=$INITIAL_REBALANCE_DELAY_MS"
 wait_ready "$KAFKA_PORT" "$KAFKA_PID" || die "Kafka did not start: $(tail -5 "$WORK/kafka/broker.log")"
 wait_ready "$STRATA_PORT" "$STRATA_PID" || die "Strata did not start: $(tail -5 "$WORK/strata/broker.log")"
 

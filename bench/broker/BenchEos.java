@@ -62,7 +62,6 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * and transactional throughput relative to its own non-idempotent throughput, as Markdown.
  */
 public final class BenchEos {
-    private static final long CLOCK_TICKS_PER_SECOND = 100;
     private static final int RUN_TIMEOUT_SECONDS = 240;
     private static final List<String> MODES = List.of("plain", "idempotent", "transactional");
 
@@ -102,25 +101,9 @@ public final class BenchEos {
         System.exit(2);
     }
 
-    /** utime + stime of a process in clock ticks, or -1 if it cannot be read. */
-    static long cpuTicks(long pid) {
-        try {
-            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-            // The command name (field 2) may contain spaces; the fields after its closing parenthesis are fixed.
-            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
-        } catch (IOException | RuntimeException e) {
-            return -1;
-        }
-    }
-
     private static long clientCpuNanos() {
         return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
             .getProcessCpuTime();
-    }
-
-    static String fmt(double value) {
-        return String.format(Locale.ROOT, "%.3f", value);
     }
 
     // --- produce ---------------------------------------------------------------------------------
@@ -166,7 +149,7 @@ public final class BenchEos {
             if (transactional) {
                 producer.initTransactions();
             }
-            long cpuBefore = cpuTicks(brokerPid);
+            long cpuBefore = BenchRuns.cpuTicks(brokerPid);
             long clientCpuBefore = clientCpuNanos();
             long startNanos = System.nanoTime();
             long deadline = startNanos + TimeUnit.SECONDS.toNanos(RUN_TIMEOUT_SECONDS);
@@ -194,22 +177,22 @@ public final class BenchEos {
                 producer.flush();
             }
             long endNanos = System.nanoTime();
-            long cpuAfter = cpuTicks(brokerPid);
+            long cpuAfter = BenchRuns.cpuTicks(brokerPid);
             long clientCpuAfter = clientCpuNanos();
 
             double seconds = (endNanos - startNanos) / 1e9;
             double bytes = (double) records * recordBytes;
-            double brokerCpuSeconds = cpuBefore < 0 || cpuAfter < 0 ? Double.NaN : (cpuAfter - cpuBefore) / (double) CLOCK_TICKS_PER_SECOND;
+            double brokerCpuSeconds = cpuBefore < 0 || cpuAfter < 0 ? Double.NaN : (cpuAfter - cpuBefore) / (double) BenchRuns.CLOCK_TICKS_PER_SECOND;
             StringBuilder result = new StringBuilder("RESULT")
                 .append(" mode=").append(mode)
                 .append(" record_bytes=").append(recordBytes)
                 .append(" records=").append(records)
-                .append(" wall_s=").append(fmt(seconds))
+                .append(" wall_s=").append(BenchRuns.fmt(seconds))
                 .append(" records_s=").append(String.format(Locale.ROOT, "%.0f", records / seconds))
-                .append(" mb_s=").append(fmt(bytes / 1e6 / seconds))
-                .append(" broker_cpu_s=").append(fmt(brokerCpuSeconds))
-                .append(" broker_cpu_s_per_gb=").append(fmt(brokerCpuSeconds / (bytes / 1e9)))
-                .append(" client_cpu_s=").append(fmt((clientCpuAfter - clientCpuBefore) / 1e9))
+                .append(" mb_s=").append(BenchRuns.fmt(bytes / 1e6 / seconds))
+                .append(" broker_cpu_s=").append(BenchRuns.fmt(brokerCpuSeconds))
+                .append(" broker_cpu_s_per_gb=").append(BenchRuns.fmt(brokerCpuSeconds / (bytes / 1e9)))
+                .append(" client_cpu_s=").append(BenchRuns.fmt((clientCpuAfter - clientCpuBefore) / 1e9))
                 .append(" acknowledged=").append(acknowledged.get())
                 .append(" failed=").append(failed.get());
             appendMetric(result, producer, "request-latency-avg", "request_latency_avg_ms");
@@ -220,10 +203,10 @@ public final class BenchEos {
             if (transactional) {
                 Arrays.sort(commitNanos);
                 result.append(" transactions=").append(transactions)
-                    .append(" transactions_s=").append(fmt(transactions / seconds))
-                    .append(" commit_p50_ms=").append(fmt(percentile(commitNanos, 0.50) / 1e6))
-                    .append(" commit_p99_ms=").append(fmt(percentile(commitNanos, 0.99) / 1e6))
-                    .append(" commit_max_ms=").append(fmt(commitNanos[commitNanos.length - 1] / 1e6))
+                    .append(" transactions_s=").append(BenchRuns.fmt(transactions / seconds))
+                    .append(" commit_p50_ms=").append(BenchRuns.fmt(percentile(commitNanos, 0.50) / 1e6))
+                    .append(" commit_p99_ms=").append(BenchRuns.fmt(percentile(commitNanos, 0.99) / 1e6))
+                    .append(" commit_max_ms=").append(BenchRuns.fmt(commitNanos[commitNanos.length - 1] / 1e6))
                     .append(" txn_v2=").append(transactionsV2 == null ? "unknown" : transactionsV2.toString());
             }
             System.out.println(result);
@@ -242,7 +225,7 @@ public final class BenchEos {
             if (entry.getKey().name().equals(name) && entry.getKey().group().equals("producer-metrics")) {
                 Object value = entry.getValue().metricValue();
                 if (value instanceof Double d && !d.isNaN()) {
-                    result.append(' ').append(key).append('=').append(fmt(d));
+                    result.append(' ').append(key).append('=').append(BenchRuns.fmt(d));
                 }
                 return;
             }

@@ -81,7 +81,6 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * <b>report</b>: medians per row and broker, and Strata/Kafka ratios, as Markdown.
  */
 public final class BenchGroups {
-    private static final long CLOCK_TICKS_PER_SECOND = 100;
 
     public static void main(String[] args) throws Exception {
         if (args.length == 0) {
@@ -119,24 +118,8 @@ public final class BenchGroups {
         System.exit(2);
     }
 
-    /** utime + stime of a process in clock ticks, or -1 if it cannot be read. */
-    static long cpuTicks(long pid) {
-        try {
-            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-            // The command name (field 2) may contain spaces; the fields after its closing parenthesis are fixed.
-            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
-        } catch (IOException | RuntimeException e) {
-            return -1;
-        }
-    }
-
     static String cpuSeconds(long ticksBefore, long ticksAfter) {
-        return ticksBefore < 0 || ticksAfter < 0 ? "" : fmt((ticksAfter - ticksBefore) / (double) CLOCK_TICKS_PER_SECOND);
-    }
-
-    static String fmt(double value) {
-        return String.format(Locale.ROOT, "%.3f", value);
+        return ticksBefore < 0 || ticksAfter < 0 ? "" : BenchRuns.fmt((ticksAfter - ticksBefore) / (double) BenchRuns.CLOCK_TICKS_PER_SECOND);
     }
 
     // --- rebalance -------------------------------------------------------------------------------
@@ -184,7 +167,7 @@ public final class BenchGroups {
             System.err.println("consumers not created in 120 s");
             return 1;
         }
-        long cpuBefore = cpuTicks(brokerPid);
+        long cpuBefore = BenchRuns.cpuTicks(brokerPid);
         long startNanos = System.nanoTime();
         long startEpochMs = System.currentTimeMillis();
         start.countDown();
@@ -224,7 +207,7 @@ public final class BenchGroups {
                 break;
             }
         }
-        long cpuAfter = cpuTicks(brokerPid);
+        long cpuAfter = BenchRuns.cpuTicks(brokerPid);
         // Stopping closes the consumers, whose revocations change the snapshots: read them before.
         int changes = 0;
         int assigned = 0;
@@ -245,8 +228,8 @@ public final class BenchGroups {
         double doneEpochMs = startEpochMs + (doneNanos - startNanos) / 1e6;
         System.out.printf(Locale.ROOT, "RESULT rebalance_ms=%s last_poll_to_assigned_ms=%s last_first_poll_ms=%s "
                 + "final_assignments_spread_ms=%s generation=%d assignment_changes=%d broker_cpu_s=%s%s%n",
-            fmt((doneNanos - startNanos) / 1e6), fmt((doneNanos - lastFirstPoll) / 1e6), fmt((lastFirstPoll - startNanos) / 1e6),
-            fmt((doneNanos - firstAssignedNanos) / 1e6), generation, changes, cpuSeconds(cpuBefore, cpuAfter),
+            BenchRuns.fmt((doneNanos - startNanos) / 1e6), BenchRuns.fmt((doneNanos - lastFirstPoll) / 1e6), BenchRuns.fmt((lastFirstPoll - startNanos) / 1e6),
+            BenchRuns.fmt((doneNanos - firstAssignedNanos) / 1e6), generation, changes, cpuSeconds(cpuBefore, cpuAfter),
             protocol.equals("classic") ? classicMilestones(generation, doneEpochMs) : "");
         return 0;
     }
@@ -285,8 +268,8 @@ public final class BenchGroups {
                 lastJoinSent = Math.max(lastJoinSent, epochMs);
             }
         }
-        return " last_join_sent_to_assigned_ms=" + (lastJoinSent == Long.MIN_VALUE ? "" : fmt(doneEpochMs - lastJoinSent))
-            + " join_phase_end_to_assigned_ms=" + fmt(doneEpochMs - firstJoinResponse);
+        return " last_join_sent_to_assigned_ms=" + (lastJoinSent == Long.MIN_VALUE ? "" : BenchRuns.fmt(doneEpochMs - lastJoinSent))
+            + " join_phase_end_to_assigned_ms=" + BenchRuns.fmt(doneEpochMs - firstJoinResponse);
     }
 
     /** The leading epoch-ms timestamp of a log line, or -1 for a line without one (a stack trace). */
@@ -605,7 +588,7 @@ public final class BenchGroups {
         int failedCommits = 0;
         Map<String, Integer> errors = new LinkedHashMap<>();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        long cpuBefore = cpuTicks(brokerPid);
+        long cpuBefore = BenchRuns.cpuTicks(brokerPid);
         long clientCpuBefore = clientCpuNanos();
         long startNanos = System.nanoTime();
         while (done < groups) {
@@ -645,19 +628,19 @@ public final class BenchGroups {
             }
         }
         long endNanos = System.nanoTime();
-        long cpuAfter = cpuTicks(brokerPid);
+        long cpuAfter = BenchRuns.cpuTicks(brokerPid);
         long clientCpuAfter = clientCpuNanos();
         Arrays.sort(latencyNanos);
         double seconds = (endNanos - startNanos) / 1e9;
         String errorText = errors.isEmpty() ? "none" : errors.toString().replace(" ", "").replace("{", "").replace("}", "");
-        return "wall_s=" + fmt(seconds)
+        return "wall_s=" + BenchRuns.fmt(seconds)
             + " commits_s=" + String.format(Locale.ROOT, "%.0f", groups / seconds)
-            + " p50_ms=" + fmt(percentile(latencyNanos, 0.50) / 1e6)
-            + " p99_ms=" + fmt(percentile(latencyNanos, 0.99) / 1e6)
-            + " p999_ms=" + fmt(percentile(latencyNanos, 0.999) / 1e6)
-            + " max_ms=" + fmt(latencyNanos[latencyNanos.length - 1] / 1e6)
+            + " p50_ms=" + BenchRuns.fmt(percentile(latencyNanos, 0.50) / 1e6)
+            + " p99_ms=" + BenchRuns.fmt(percentile(latencyNanos, 0.99) / 1e6)
+            + " p999_ms=" + BenchRuns.fmt(percentile(latencyNanos, 0.999) / 1e6)
+            + " max_ms=" + BenchRuns.fmt(latencyNanos[latencyNanos.length - 1] / 1e6)
             + " broker_cpu_s=" + cpuSeconds(cpuBefore, cpuAfter)
-            + " client_cpu_s=" + fmt((clientCpuAfter - clientCpuBefore) / 1e9)
+            + " client_cpu_s=" + BenchRuns.fmt((clientCpuAfter - clientCpuBefore) / 1e9)
             + " failed_commits=" + failedCommits
             + " errors=" + errorText;
     }

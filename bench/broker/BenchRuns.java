@@ -9,10 +9,30 @@ import java.util.Map;
 
 /**
  * The runs.tsv format of group-bench.sh and eos-bench.sh and the helpers their reports share:
- * medians over the successful runs of a row and broker, ratios and number formatting.
+ * medians over the successful runs of a row and broker, ratios and number formatting, and the
+ * broker CPU time the harnesses read from /proc.
  */
 final class BenchRuns {
+    /** USER_HZ, the unit of /proc/PID/stat times on Linux. */
+    static final long CLOCK_TICKS_PER_SECOND = 100;
+
     private BenchRuns() {
+    }
+
+    /** utime + stime of a process in clock ticks, or -1 if it cannot be read. */
+    static long cpuTicks(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+            // The command name (field 2) may contain spaces; the fields after its closing parenthesis are fixed.
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    static String fmt(double value) {
+        return String.format(Locale.ROOT, "%.3f", value);
     }
 
     /** A line of runs.tsv: row, broker, run, status, the RESULT pairs, note. */

@@ -2,7 +2,8 @@
 # logging, the build lock, process control, readiness probes, /proc accounting, and starting
 # Apache Kafka. Sourced, not run. Expects from the script: LOCK (the lock file, opened on fd 9 by
 # the script), KAFKA_PID / STRATA_PID / WORK (for cleanup), KCP, JVM_PERF, TOOLS_LOG and BROKER_LOG
-# (for the Kafka functions).
+# (for the Kafka functions), KAFKA_PORT / KAFKA_CONTROLLER_PORT / STRATA_PORT, and ROOT, RES,
+# STRATA_REF / STRATA_JAR_SRC (for prepare_strata).
 
 log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -83,3 +84,78 @@ port_of() { [[ $1 == kafka ]] && echo $KAFKA_PORT || echo $STRATA_PORT; }
 pid_of() { [[ $1 == kafka ]] && echo "$KAFKA_PID" || echo "$STRATA_PID"; }
 other_of() { [[ $1 == kafka ]] && echo strata || echo kafka; }
 order_for() { if (( $1 % 2 == 1 )); then echo kafka strata; else echo strata kafka; fi; }
+
+kafka_config() { # DIR [EXTRA_PROPERTY_LINE...]: server.properties for a KRaft single node
+  cat >"$1/server.properties" <<PROPS
+# KRaft single node, combined broker+controller: Kafka's config/server.properties with loopback
+# addresses and this run's log.dirs.
+process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=127.0.0.1:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+inter.broker.listener.name=PLAINTEXT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+num.network.threads=3
+num.io.threads=8
+socket.send.buffer.bytes=102400
+socket.receive.buffer.bytes=102400
+socket.request.max.bytes=104857600
+log.dirs=$1/data
+num.partitions=1
+num.recovery.threads.per.data.dir=1
+offsets.topic.replication.factor=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+log.retention.hours=168
+log.segment.bytes=1073741824
+log.retention.check.interval.ms=300000
+PROPS
+  local line
+  for line in "${@:2}"; do echo "$line" >>"$1/server.properties"; done
+}
+
+# Builds the Strata to measure (commit STRATA_REF from a `git archive`, or the jar STRATA_JAR_SRC)
+# and sets STRATA (its private bin/strata) and STRATA_LABEL.
+prepare_strata() {
+  local sha rc
+  if [[ -n "$STRATA_JAR_SRC" ]]; then
+    [[ -f "$STRATA_JAR_SRC" ]] || die "no such jar: $STRATA_JAR_SRC"
+    STRATA_LABEL="jar $STRATA_JAR_SRC ($(date -u -r "$STRATA_JAR_SRC" '+%Y-%m-%d %H:%M UTC'))"
+  else
+    sha=$(git -C "$ROOT" rev-parse --short "$STRATA_REF^{commit}") || die "unknown git ref $STRATA_REF"
+    STRATA_LABEL="commit $sha ($(git -C "$ROOT" log -1 --format=%s "$sha" | cut -c1-80))"
+    log "building Strata $sha from a git archive"
+    mkdir -p "$WORK/strata-src"
+    git -C "$ROOT" archive "$sha" | tar -x -C "$WORK/strata-src" || die "git archive $sha failed"
+    lock
+    (cd "$WORK/strata-src" && { ./mvnw -q -o -B -DskipTests package -pl tools -am 9>&- \
+        || ./mvnw -q -B -DskipTests package -pl tools -am 9>&-; }) >"$RES/logs/build-strata.log" 2>&1
+    rc=$?
+    unlock
+    STRATA_JAR_SRC="$WORK/strata-src/tools/target/strata.jar"
+    STRATA_SCRIPT_SRC="$WORK/strata-src/bin/strata"
+    [[ $rc == 0 && -f "$STRATA_JAR_SRC" ]] || die "Strata build failed (see $RES/logs/build-strata.log)"
+  fi
+  # A private copy of bin/strata and its jar, so a concurrent rebuild cannot change what is measured
+  # mid-run; Strata runs as a user runs it, through bin/strata (with its JVM options and its
+  # class-data-sharing archive, which the unmeasured `version` run below trains).
+  STRATA_HOME="$WORK/strata-home"
+  mkdir -p "$STRATA_HOME/bin" "$STRATA_HOME/tools/target"
+  cp "${STRATA_SCRIPT_SRC:-$ROOT/bin/strata}" "$STRATA_HOME/bin/strata"
+  cp "$STRATA_JAR_SRC" "$STRATA_HOME/tools/target/strata.jar"
+  STRATA="$STRATA_HOME/bin/strata"
+  rm -rf "$WORK/strata-src"
+  "$STRATA" version >/dev/null 2>&1 9>&- || die "$STRATA version failed"
+}
+
+strata_launch() { # DIR [--override K=V...] -> STRATA_PID (bin/strata execs java, so this is the broker's PID)
+  # Metrics stay on (the default) on a free port, so another Strata on 9644 cannot stop the start.
+  "$STRATA" server --override "listeners=PLAINTEXT://127.0.0.1:$STRATA_PORT" \
+    --override "log.dirs=$1/data" --override "metrics.listener=http://127.0.0.1:${BENCH_STRATA_METRICS_PORT:-0}" "${@:2}" \
+    >"$1/broker.log" 2>&1 9>&- &
+  STRATA_PID=$!
+}
