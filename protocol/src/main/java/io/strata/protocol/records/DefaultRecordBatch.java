@@ -1,6 +1,7 @@
 package io.strata.protocol.records;
 
 import io.strata.protocol.records.compression.CompressionCodec;
+import io.strata.protocol.records.compression.DecompressionBuffers;
 
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -234,7 +235,7 @@ public final class DefaultRecordBatch implements RecordBatch {
      *         compression exception) for any malformed content or a limit being exceeded
      */
     public List<Record> records(int maxDecompressedBytes) {
-        return RecordReader.readAll(this, recordsPayload(maxDecompressedBytes));
+        return RecordReader.readAll(this, recordsPayload(maxDecompressedBytes, null));
     }
 
     /**
@@ -245,22 +246,18 @@ public final class DefaultRecordBatch implements RecordBatch {
      * @throws io.strata.protocol.ProtocolException as {@link #records(int)} does
      */
     public void checkRecords(int maxDecompressedBytes) {
-        ByteBuffer stored = buffer.slice(RECORDS_OFFSET, recordsSizeInBytes());
-        CompressionType compression = compressionType();
-        if (compression == CompressionType.NONE || !stored.hasRemaining()) {
-            RecordReader.checkAll(this, stored);
-            return;
-        }
         // Read once and dropped: decompress into this thread's reusable arrays.
-        RecordReader.checkAll(this, compression.codec().decompress(stored, maxDecompressedBytes, SCAN_BUFFERS.get()));
+        RecordReader.checkAll(this, recordsPayload(maxDecompressedBytes, SCAN_BUFFERS.get()));
     }
 
     /** Per-thread decompression arrays for {@link #checkRecords}. */
-    private static final ThreadLocal<io.strata.protocol.records.compression.DecompressionBuffers> SCAN_BUFFERS =
-        ThreadLocal.withInitial(io.strata.protocol.records.compression.DecompressionBuffers::new);
+    private static final ThreadLocal<DecompressionBuffers> SCAN_BUFFERS = ThreadLocal.withInitial(DecompressionBuffers::new);
 
-    /** The uncompressed records section, positioned at 0. */
-    private ByteBuffer recordsPayload(int maxDecompressedBytes) {
+    /**
+     * The uncompressed records section, positioned at 0; decompressed into {@code reuse}'s arrays
+     * (valid until their next use) when it is non-null.
+     */
+    private ByteBuffer recordsPayload(int maxDecompressedBytes, DecompressionBuffers reuse) {
         ByteBuffer stored = buffer.slice(RECORDS_OFFSET, recordsSizeInBytes());
         CompressionType compression = compressionType();
         if (compression == CompressionType.NONE || !stored.hasRemaining()) {
@@ -268,7 +265,7 @@ public final class DefaultRecordBatch implements RecordBatch {
             return stored;
         }
         CompressionCodec codec = compression.codec();
-        return codec.decompress(stored, maxDecompressedBytes);
+        return reuse == null ? codec.decompress(stored, maxDecompressedBytes) : codec.decompress(stored, maxDecompressedBytes, reuse);
     }
 
     /** Rewrites baseOffset (not covered by the CRC). */

@@ -29,35 +29,25 @@ final class RecordReader {
     }
 
     static List<Record> readAll(DefaultRecordBatch batch, ByteBuffer records) {
-        int recordCount = batch.recordCount();
-        if (recordCount < 0 || recordCount > records.remaining() / MIN_RECORD_BYTES) {
-            throw new CorruptRecordException("record count does not fit the records section: recordCount=" + recordCount
-                + ", recordsBytes=" + records.remaining() + ", baseOffset=" + batch.baseOffset());
-        }
-        BatchContext context = BatchContext.of(batch);
-        ByteBuffer cursor = records.duplicate();
-        List<Record> result = new ArrayList<>(recordCount);
-        for (int i = 0; i < recordCount; i++) {
-            if (!cursor.hasRemaining()) {
-                throw new CorruptRecordException("records section ends before the declared records: recordCount=" + recordCount
-                    + ", recordsRead=" + i + ", baseOffset=" + batch.baseOffset());
-            }
-            result.add(readRecordWithContext(cursor, context, i, recordCount));
-        }
-        if (cursor.hasRemaining()) {
-            throw new CorruptRecordException("records section continues after the declared records: recordCount=" + recordCount
-                + ", unreadBytes=" + cursor.remaining() + ", baseOffset=" + batch.baseOffset());
-        }
+        List<Record> result = new ArrayList<>(Math.max(0, Math.min(batch.recordCount(), records.remaining() / MIN_RECORD_BYTES)));
+        walk(batch, records, BatchContext.of(batch), result);
         return Collections.unmodifiableList(result);
     }
 
     /**
-     * Checks the framing of every record as {@link #readAll} would, without creating anything:
-     * the declared count, each record's length, key, value and headers fitting inside it, each
-     * record consumed exactly, nothing left over. For the produce path, where most batches are
-     * stored as they came and only need to be known readable by consumers.
+     * Checks the framing of every record exactly as {@link #readAll} does, without creating
+     * anything: for the produce path, where most batches are stored as they came and only need
+     * to be known readable by consumers.
      */
     static void checkAll(DefaultRecordBatch batch, ByteBuffer records) {
+        walk(batch, records, null, null);
+    }
+
+    /**
+     * Goes through the declared records, checking every count and length; with {@code out}
+     * non-null, parses each into a {@link Record} (resolved against {@code context}) and adds it.
+     */
+    private static void walk(DefaultRecordBatch batch, ByteBuffer records, BatchContext context, List<Record> out) {
         int recordCount = batch.recordCount();
         if (recordCount < 0 || recordCount > records.remaining() / MIN_RECORD_BYTES) {
             throw new CorruptRecordException("record count does not fit the records section: recordCount=" + recordCount
@@ -70,8 +60,13 @@ final class RecordReader {
                     + ", recordsRead=" + i + ", baseOffset=" + batch.baseOffset());
             }
             try {
-                skipRecord(cursor);
+                Record record = readRecord(cursor, context, out != null);
+                if (out != null) {
+                    out.add(record);
+                }
             } catch (ProtocolException e) {
+                // Truncated varints surface as plain ProtocolException; give every record error the same type and
+                // context, naming the record and batch so operators can find the bytes.
                 throw new CorruptRecordException("malformed record " + i + " of " + recordCount + " in batch at baseOffset="
                     + batch.baseOffset() + ": " + e.getMessage(), e);
             }
@@ -82,83 +77,32 @@ final class RecordReader {
         }
     }
 
-    /** Moves {@code cursor} past one record, checking what {@link #readRecord} checks. */
-    private static void skipRecord(ByteBuffer cursor) {
+    /**
+     * Reads one record at the position of {@code cursor} and moves the cursor past it; with
+     * {@code keep} false only checks it and returns null.
+     */
+    private static Record readRecord(ByteBuffer cursor, BatchContext context, boolean keep) {
         int bodyBytes = ByteUtils.readVarint(cursor);
         if (bodyBytes < MIN_RECORD_BODY_BYTES || bodyBytes > cursor.remaining()) {
             throw new CorruptRecordException("record length does not fit the records section: recordBodyBytes=" + bodyBytes
                 + ", remainingBytes=" + cursor.remaining());
         }
         int end = cursor.position() + bodyBytes;
-        ByteBuffer body = cursor.duplicate().limit(end);
+        ByteBuffer body = keep ? cursor.slice(cursor.position(), bodyBytes) : cursor.duplicate().limit(end);
         cursor.position(end);
-        body.get(); // attributes
-        ByteUtils.readVarlong(body); // timestamp delta
-        ByteUtils.readVarint(body); // offset delta
-        skipNullableBytes(body, "key");
-        skipNullableBytes(body, "value");
-        int headerCount = ByteUtils.readVarint(body);
-        if (headerCount < 0 || headerCount > body.remaining() / MIN_HEADER_BYTES) {
-            throw new CorruptRecordException("header count does not fit the record: headerCount=" + headerCount
-                + ", remainingBytes=" + body.remaining());
-        }
-        for (int i = 0; i < headerCount; i++) {
-            int keyLength = ByteUtils.readVarint(body);
-            if (keyLength < 0 || keyLength > body.remaining()) {
-                throw new CorruptRecordException("header key length does not fit the record (null keys are not allowed): keyLength="
-                    + keyLength + ", remainingBytes=" + body.remaining());
-            }
-            body.position(body.position() + keyLength);
-            skipNullableBytes(body, "headerValue");
-        }
-        if (body.hasRemaining()) {
-            throw new CorruptRecordException("record continues after its last header: recordBodyBytes=" + bodyBytes
-                + ", unreadBytes=" + body.remaining());
-        }
-    }
-
-    private static void skipNullableBytes(ByteBuffer body, String field) {
-        int length = ByteUtils.readVarint(body);
-        if (length == -1) {
-            return;
-        }
-        if (length < -1 || length > body.remaining()) {
-            throw new CorruptRecordException("record " + field + " length does not fit the record: " + field + "Length=" + length
-                + ", remainingBytes=" + body.remaining());
-        }
-        body.position(body.position() + length);
-    }
-
-    /** As {@link #readRecord}, naming the record and batch in the error so operators can find the bytes. */
-    private static Record readRecordWithContext(ByteBuffer cursor, BatchContext context, int index, int recordCount) {
-        try {
-            return readRecord(cursor, context);
-        } catch (ProtocolException e) {
-            // Truncated varints surface as plain ProtocolException; give every record error the same type and context.
-            throw new CorruptRecordException("malformed record " + index + " of " + recordCount + " in batch at baseOffset="
-                + context.baseOffset + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** Reads one record at the position of {@code cursor} and moves the cursor past it. */
-    private static Record readRecord(ByteBuffer cursor, BatchContext context) {
-        int bodyBytes = ByteUtils.readVarint(cursor);
-        if (bodyBytes < MIN_RECORD_BODY_BYTES || bodyBytes > cursor.remaining()) {
-            throw new CorruptRecordException("record length does not fit the records section: recordBodyBytes=" + bodyBytes
-                + ", remainingBytes=" + cursor.remaining());
-        }
-        ByteBuffer body = cursor.slice(cursor.position(), bodyBytes);
-        cursor.position(cursor.position() + bodyBytes);
 
         byte attributes = body.get();
         long timestampDelta = ByteUtils.readVarlong(body);
         int offsetDelta = ByteUtils.readVarint(body);
-        ByteBuffer key = readNullableBytes(body, "key");
-        ByteBuffer value = readNullableBytes(body, "value");
-        List<Header> headers = readHeaders(body);
+        ByteBuffer key = readNullableBytes(body, "key", keep);
+        ByteBuffer value = readNullableBytes(body, "value", keep);
+        List<Header> headers = readHeaders(body, keep);
         if (body.hasRemaining()) {
             throw new CorruptRecordException("record continues after its last header: recordBodyBytes=" + bodyBytes
                 + ", unreadBytes=" + body.remaining());
+        }
+        if (!keep) {
+            return null;
         }
         long timestampMs = context.logAppendTime ? context.maxTimestamp : context.baseTimestamp + timestampDelta;
         return new Record(context.baseOffset + offsetDelta,
@@ -166,8 +110,8 @@ final class RecordReader {
             timestampMs, attributes, key, value, headers, Sizes.varintSize(bodyBytes) + bodyBytes);
     }
 
-    /** A varint length (-1 for null) and that many bytes, as a slice of {@code body}. */
-    private static ByteBuffer readNullableBytes(ByteBuffer body, String field) {
+    /** A varint length (-1 for null) and that many bytes: a slice of {@code body} if {@code keep}, else skipped (null). */
+    private static ByteBuffer readNullableBytes(ByteBuffer body, String field, boolean keep) {
         int length = ByteUtils.readVarint(body);
         if (length == -1) {
             return null;
@@ -176,12 +120,12 @@ final class RecordReader {
             throw new CorruptRecordException("record " + field + " length does not fit the record: " + field + "Length=" + length
                 + ", remainingBytes=" + body.remaining());
         }
-        ByteBuffer bytes = body.slice(body.position(), length);
+        ByteBuffer bytes = keep ? body.slice(body.position(), length) : null;
         body.position(body.position() + length);
         return bytes;
     }
 
-    private static List<Header> readHeaders(ByteBuffer body) {
+    private static List<Header> readHeaders(ByteBuffer body, boolean keep) {
         int headerCount = ByteUtils.readVarint(body);
         if (headerCount < 0 || headerCount > body.remaining() / MIN_HEADER_BYTES) {
             throw new CorruptRecordException("header count does not fit the record: headerCount=" + headerCount
@@ -190,18 +134,21 @@ final class RecordReader {
         if (headerCount == 0) {
             return List.of();
         }
-        List<Header> headers = new ArrayList<>(headerCount);
+        List<Header> headers = keep ? new ArrayList<>(headerCount) : null;
         for (int i = 0; i < headerCount; i++) {
             int keyLength = ByteUtils.readVarint(body);
             if (keyLength < 0 || keyLength > body.remaining()) {
                 throw new CorruptRecordException("header key length does not fit the record (null keys are not allowed): keyLength="
                     + keyLength + ", remainingBytes=" + body.remaining());
             }
-            String key = StandardCharsets.UTF_8.decode(body.slice(body.position(), keyLength)).toString();
+            String key = keep ? StandardCharsets.UTF_8.decode(body.slice(body.position(), keyLength)).toString() : null;
             body.position(body.position() + keyLength);
-            headers.add(new Header(key, readNullableBytes(body, "headerValue")));
+            ByteBuffer headerValue = readNullableBytes(body, "headerValue", keep);
+            if (keep) {
+                headers.add(new Header(key, headerValue));
+            }
         }
-        return Collections.unmodifiableList(headers);
+        return keep ? Collections.unmodifiableList(headers) : null;
     }
 
     /** The header fields every record is resolved against, read once per batch. */
