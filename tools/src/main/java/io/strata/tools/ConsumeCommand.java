@@ -18,13 +18,21 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.security.SecureRandom;
+import java.util.Base64;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@code strata consume TOPIC}: prints records to stdout (UTF-8), one line each, from all
- * partitions of the topic or one. No consumer group: positions start where the options say
- * (default: the end, like Kafka's console consumer) and are not committed.
+ * partitions of the topic or one. Without {@code --group}, positions start where the options
+ * say (default: the end, like Kafka's console consumer) and are not committed. With
+ * {@code --group NAME} the command is a member of that consumer group (consumer protocol): it
+ * reads the partitions the coordinator assigns, starts each at the group's committed offset
+ * (else at the beginning with {@code --from-beginning}, or the end), and commits what it printed
+ * (see {@link GroupConsumption}); Ctrl-C commits and leaves the group before exiting.
  *
  * <p>Stops after {@code --max-messages} records, after {@code --timeout-ms} without a new
  * record, when stdout is closed (piped into {@code head}), or on Ctrl-C; otherwise it waits
@@ -32,6 +40,9 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "consume", description = "Print records of a topic to stdout, one per line.")
 final class ConsumeCommand implements Callable<Integer> {
+    /** How long Ctrl-C waits for the poll loop (at most one fetch wait) to commit and leave the group. */
+    static final long SHUTDOWN_WAIT_MS = 10_000;
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -65,11 +76,29 @@ final class ConsumeCommand implements Callable<Integer> {
         description = "value, key-value (key TAB value) or json (default: ${DEFAULT-VALUE}).")
     RecordFormat format;
 
+    @Option(names = {"-g", "--group"}, paramLabel = "NAME",
+        description = "Consume as a member of consumer group NAME, committing offsets (consumer protocol).")
+    String group;
+
     @Option(names = "--isolation", paramLabel = "LEVEL", defaultValue = "read_uncommitted", converter = IsolationConverter.class,
         description = "read_uncommitted, or read_committed to skip aborted transactions and wait for open ones (default: ${DEFAULT-VALUE}).")
     IsolationLevel isolation;
 
     private long consumedCount;
+    /** Set by the shutdown hook (Ctrl-C, SIGTERM) when consuming in a group: stop, commit, leave. */
+    private volatile boolean stopping;
+
+    /** Where records come from: a fixed set of partitions, or a group member's assignment. */
+    interface RecordSource extends AutoCloseable {
+        /** The next records, waiting up to {@code maxWaitMs} for some. */
+        List<ConsumedRecord> poll(int maxWaitMs);
+
+        /** {@code record}, returned by the last poll, was printed (called in the order poll returned them). */
+        void printed(ConsumedRecord record);
+
+        @Override
+        void close();
+    }
 
     @Override
     public Integer call() {
@@ -77,21 +106,53 @@ final class ConsumeCommand implements Callable<Integer> {
         Time time = Time.SYSTEM;
         PrintStream out = new PrintStream(new BufferedOutputStream(System.out, 64 * 1024), false, StandardCharsets.UTF_8);
         try (ClusterClient cluster = connection.connect()) {
-            TopicConsumer consumer = startConsumer(cluster);
+            RecordSource source = group != null ? startGroupConsumer(cluster) : startConsumer(cluster);
+            CountDownLatch done = new CountDownLatch(1);
+            Thread hook = group == null ? null : new Thread(() -> stopAndWait(done), "strata-consume-shutdown");
+            if (hook != null) {
+                Runtime.getRuntime().addShutdownHook(hook);
+            }
             try {
-                printRecords(consumer, out, time);
+                printRecords(source, out, time);
             } finally {
                 out.flush();
-                System.err.println("strata: consumed " + consumedCount + (consumedCount == 1 ? " record" : " records"));
+                try {
+                    source.close();
+                } finally {
+                    done.countDown();
+                    System.err.println("strata: consumed " + consumedCount + (consumedCount == 1 ? " record" : " records"));
+                    removeHook(hook);
+                }
             }
         }
         return 0;
     }
 
-    /** Polls and prints until -n records, the idle timeout, or a closed stdout; counts into {@link #consumedCount}. */
-    private void printRecords(TopicConsumer consumer, PrintStream out, Time time) {
+    /** The shutdown hook: asks the poll loop to stop and gives it time to commit and leave the group. */
+    private void stopAndWait(CountDownLatch done) {
+        stopping = true;
+        try {
+            done.await(SHUTDOWN_WAIT_MS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void removeHook(Thread hook) {
+        if (hook == null) {
+            return;
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException e) {
+            // The JVM is already shutting down: the hook is running and will find the loop done.
+        }
+    }
+
+    /** Polls and prints until -n records, the idle timeout, a closed stdout or a shutdown; counts into {@link #consumedCount}. */
+    private void printRecords(RecordSource consumer, PrintStream out, Time time) {
         long lastRecordMs = time.hiResClockMs();
-        while (maxMessages == null || consumedCount < maxMessages) {
+        while ((maxMessages == null || consumedCount < maxMessages) && !stopping) {
             long idleMs = time.hiResClockMs() - lastRecordMs;
             if (timeoutMs != null && idleMs >= timeoutMs) {
                 return;
@@ -105,6 +166,7 @@ final class ConsumeCommand implements Callable<Integer> {
                 }
                 out.print(format.format(record));
                 out.print('\n');
+                consumer.printed(record);
                 consumedCount++;
             }
             // System.out is itself a PrintStream that swallows write errors; ask it too.
@@ -121,6 +183,12 @@ final class ConsumeCommand implements Callable<Integer> {
         int starts = (fromBeginning ? 1 : 0) + (offset != null ? 1 : 0) + (fromTimestamp != null ? 1 : 0);
         if (starts > 1) {
             throw usage("choose one of --from-beginning, --offset and --from-timestamp");
+        }
+        if (group != null && (partition != null || offset != null || fromTimestamp != null)) {
+            throw usage("--group reads the partitions the group assigns: it cannot be combined with --partition, --offset or --from-timestamp");
+        }
+        if (group != null && group.isBlank()) {
+            throw usage("--group must not be empty");
         }
         if (offset != null && partition == null) {
             throw usage("--offset needs --partition");
@@ -146,7 +214,21 @@ final class ConsumeCommand implements Callable<Integer> {
         return new CommandLine.ParameterException(spec.commandLine(), message);
     }
 
-    private TopicConsumer startConsumer(ClusterClient cluster) {
+    private RecordSource startGroupConsumer(ClusterClient cluster) {
+        TopicInfo info = cluster.topic(topic, false);
+        return new GroupConsumption(cluster, group, info, newMemberId(), isolation,
+            fromBeginning ? TopicConsumer.OffsetReset.EARLIEST : TopicConsumer.OffsetReset.LATEST,
+            notice -> System.err.println("strata: " + notice));
+    }
+
+    /** A random member id in the form Kafka's consumer uses (a UUID in URL-safe base64 without padding). */
+    static String newMemberId() {
+        byte[] bytes = new byte[16];
+        new SecureRandom().nextBytes(bytes);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    }
+
+    private RecordSource startConsumer(ClusterClient cluster) {
         TopicInfo info = cluster.topic(topic, false);
         List<Integer> partitions = new ArrayList<>();
         if (partition != null) {
@@ -168,7 +250,21 @@ final class ConsumeCommand implements Callable<Integer> {
         } else {
             consumer.seekToEnd();
         }
-        return consumer;
+        return new RecordSource() {
+            @Override
+            public List<ConsumedRecord> poll(int maxWaitMs) {
+                return consumer.poll(maxWaitMs);
+            }
+
+            @Override
+            public void printed(ConsumedRecord record) {
+                // Nothing is committed without a group.
+            }
+
+            @Override
+            public void close() {
+            }
+        };
     }
 
     /** read_committed or read_uncommitted, as Kafka's isolation.level spells them. */

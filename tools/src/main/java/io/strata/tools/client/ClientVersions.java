@@ -34,6 +34,7 @@ import java.util.Map;
  *  DescribeGroups           0-6     the schemas' whole range (before v6 a missing group is described as Dead)
  *  DeleteGroups             0-3     the schemas' whole range
  *  ConsumerGroupDescribe    0-1     the schemas' whole range (KIP-848 groups; classic groups fall back to DescribeGroups)
+ *  ConsumerGroupHeartbeat   1-1     v1 lets the member choose its member id (strata consume --group)
  * </pre>
  *
  * <p>Immutable.
@@ -78,6 +79,7 @@ public final class ClientVersions {
         ranges.put(ApiMessageType.DESCRIBE_GROUPS, new Range((short) 0, (short) 6));
         ranges.put(ApiMessageType.DELETE_GROUPS, new Range((short) 0, (short) 3));
         ranges.put(ApiMessageType.CONSUMER_GROUP_DESCRIBE, new Range((short) 0, (short) 1));
+        ranges.put(ApiMessageType.CONSUMER_GROUP_HEARTBEAT, new Range((short) 1, (short) 1));
         for (Map.Entry<ApiMessageType, Range> entry : ranges.entrySet()) {
             ApiMessageType api = entry.getKey();
             Range range = entry.getValue();

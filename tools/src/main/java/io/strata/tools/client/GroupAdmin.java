@@ -75,7 +75,7 @@ public final class GroupAdmin {
 
     /** One request to a group's coordinator; it throws {@link BrokerErrorException} for error codes. */
     @FunctionalInterface
-    private interface CoordinatorCall<T> {
+    interface CoordinatorCall<T> {
         T call(KafkaConnection connection, int coordinatorId);
     }
 
@@ -391,7 +391,7 @@ public final class GroupAdmin {
      * Runs {@code call} against the group's coordinator. Coordinator errors and lost
      * connections forget the coordinator, back off and retry until the request timeout.
      */
-    private <T> T callCoordinator(String groupId, String attempted, CoordinatorCall<T> call) {
+    <T> T callCoordinator(String groupId, String attempted, CoordinatorCall<T> call) {
         long deadlineMs = cluster.time().hiResClockMs() + cluster.settings().requestTimeoutMs();
         while (true) {
             ClientException failure;
