@@ -69,7 +69,7 @@ public final class StrataCli implements Runnable {
     }
 
     /** The subcommands, in the order {@code strata --help} lists them. */
-    private static final String[] SUBCOMMANDS = {"server", "topics", "produce", "consume", "groups", "metrics", "version"};
+    private static final String[] SUBCOMMANDS = {"server", "topics", "produce", "consume", "groups", "perf", "metrics", "version"};
 
     private static Object subcommand(String name) {
         return switch (name) {
@@ -78,6 +78,7 @@ public final class StrataCli implements Runnable {
             case "produce" -> new ProduceCommand();
             case "consume" -> new ConsumeCommand();
             case "groups" -> new GroupsCommand();
+            case "perf" -> new PerfCommand();
             case "metrics" -> new MetricsCommand();
             case "version" -> new VersionCommand();
             default -> null;

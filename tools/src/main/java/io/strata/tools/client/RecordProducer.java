@@ -73,6 +73,12 @@ public final class RecordProducer {
         }
     }
 
+    /** Told of every batch the broker acknowledged (with acks=0: every batch sent), in each partition's append order. */
+    @FunctionalInterface
+    public interface AcknowledgementListener {
+        void acknowledged(int partition, int recordCount);
+    }
+
     /** What was sent so far: acknowledged records (all sent records with acks=0), partitions, batches and requests. */
     public record Summary(long records, Set<Integer> partitions, long batches, long requests) {
     }
@@ -90,6 +96,7 @@ public final class RecordProducer {
     private long recordsAcknowledged;
     private long batchesAcknowledged;
     private long requestsSent;
+    private AcknowledgementListener acknowledgementListener = (partition, recordCount) -> { };
 
     /** An open batch of one partition. */
     private static final class OpenBatch {
@@ -125,6 +132,11 @@ public final class RecordProducer {
         return topic;
     }
 
+    /** Replaces the listener told of acknowledged batches (by default nobody is told). */
+    public void onAcknowledged(AcknowledgementListener listener) {
+        this.acknowledgementListener = listener;
+    }
+
     /** The producer id, or -1 without idempotence. */
     public long producerId() {
         return producerId;
@@ -154,9 +166,10 @@ public final class RecordProducer {
      * Adds a record to its partition's batch.
      *
      * @param partition the partition, or null to let the {@link Partitioner} choose
+     * @return the partition the record went to
      * @throws ClientException if {@code partition} does not exist
      */
-    public void append(Integer partition, long timestampMs, byte[] key, byte[] value, List<Header> headers) {
+    public int append(Integer partition, long timestampMs, byte[] key, byte[] value, List<Header> headers) {
         int recordBytes = estimateRecordBytes(key, value, headers);
         int target = partition != null ? topic.partition(partition).partition()
             : partitioner.partition(key, topic.partitionCount(), recordBytes);
@@ -170,6 +183,7 @@ public final class RecordProducer {
         }
         batch.builder.append(timestampMs, key, value, headers);
         batch.estimatedBytes += recordBytes;
+        return target;
     }
 
     static int estimateRecordBytes(byte[] key, byte[] value, List<Header> headers) {
@@ -358,6 +372,7 @@ public final class RecordProducer {
         recordsAcknowledged += batch.recordCount();
         batchesAcknowledged++;
         partitionsWritten.add(batch.partition());
+        acknowledgementListener.acknowledged(batch.partition(), batch.recordCount());
     }
 
     public Summary summary() {
