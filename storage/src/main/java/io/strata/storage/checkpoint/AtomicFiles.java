@@ -23,7 +23,7 @@ import java.util.Optional;
  * holds either the old or the new content, never a mix; a stale {@code .tmp} is simply
  * overwritten by the next write.
  */
-final class AtomicFiles {
+public final class AtomicFiles {
     static final String TEMP_SUFFIX = ".tmp";
 
     private AtomicFiles() {
@@ -33,7 +33,7 @@ final class AtomicFiles {
         return target.resolveSibling(target.getFileName() + TEMP_SUFFIX);
     }
 
-    static void write(Path target, String content) throws IOException {
+    public static void write(Path target, String content) throws IOException {
         Path temp = tempFileFor(target);
         try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
@@ -60,7 +60,7 @@ final class AtomicFiles {
      *
      * @return empty when the file does not exist
      */
-    static Optional<List<String>> readLines(Path file, long maxSizeBytes) throws IOException {
+    public static Optional<List<String>> readLines(Path file, long maxSizeBytes) throws IOException {
         byte[] bytes;
         try {
             long sizeBytes = Files.size(file);

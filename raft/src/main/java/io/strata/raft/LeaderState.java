@@ -1,0 +1,154 @@
+package io.strata.raft;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The elected leader of an epoch. It tracks how far each voter's log reaches (the fetch
+ * offset of its last Fetch, or for itself the flushed end of its log) and derives the high
+ * watermark: the largest offset that a majority of voters hold.
+ *
+ * <p>The high watermark is published only once it passes {@link #epochStartOffset()}, i.e.
+ * once the LEADER_CHANGE record this leader wrote at the start of its epoch is committed
+ * (KAFKA-12619): until then the majority offset may still be below what an earlier leader
+ * already exposed, and the high watermark must never go back. It starts at the value the
+ * replica knew before it was elected.
+ *
+ * <p>Check-quorum: a leader that a majority of voters (itself included) has not fetched from
+ * within {@link RaftConfig#checkQuorumTimeoutMs()} resigns, so a leader cut off from the
+ * other voters stops accepting writes it cannot commit (KAFKA-15489). A single voter never
+ * resigns for this reason (KAFKA-16144).
+ */
+public final class LeaderState implements EpochState {
+    private final int epoch;
+    private final int localId;
+    private final long epochStartOffset;
+    private final Map<Integer, Long> voterEndOffsets = new HashMap<>();
+    private final Map<Integer, Long> voterLastFetchMs = new HashMap<>();
+    private final Set<Integer> beginEpochUnacked = new HashSet<>();
+    final Timer beginEpochRetryTimer;
+    private long highWatermark;
+
+    LeaderState(int epoch, int localId, Set<Integer> voters, long epochStartOffset, long highWatermark, long nowMs) {
+        this.epoch = epoch;
+        this.localId = localId;
+        this.epochStartOffset = epochStartOffset;
+        this.highWatermark = highWatermark;
+        for (int voter : voters) {
+            voterEndOffsets.put(voter, voter == localId ? epochStartOffset : -1L);
+            voterLastFetchMs.put(voter, nowMs); // a grace period of one check-quorum timeout
+            if (voter != localId) {
+                beginEpochUnacked.add(voter);
+            }
+        }
+        this.beginEpochRetryTimer = new Timer(nowMs);
+    }
+
+    @Override
+    public int epoch() {
+        return epoch;
+    }
+
+    @Override
+    public ElectionState election() {
+        return new ElectionState(epoch, localId, localId);
+    }
+
+    public long epochStartOffset() {
+        return epochStartOffset;
+    }
+
+    public long highWatermark() {
+        return highWatermark;
+    }
+
+    /** The end offsets of the voters' logs as last reported (-1: not yet). */
+    public Map<Integer, Long> voterEndOffsets() {
+        return Collections.unmodifiableMap(voterEndOffsets);
+    }
+
+    Map<Integer, Long> voterLastFetchMs() {
+        return Collections.unmodifiableMap(voterLastFetchMs);
+    }
+
+    boolean isVoter(int nodeId) {
+        return voterEndOffsets.containsKey(nodeId);
+    }
+
+    Set<Integer> beginEpochUnacked() {
+        return beginEpochUnacked;
+    }
+
+    void acknowledgeBeginEpoch(int voterId) {
+        beginEpochUnacked.remove(voterId);
+    }
+
+    /**
+     * Records a voter's fetch at {@code fetchOffset} (everything below it is in its log, and
+     * flushed: followers flush before fetching again); returns whether the high watermark moved.
+     */
+    boolean updateReplica(int voterId, long fetchOffset, long nowMs) {
+        if (!voterEndOffsets.containsKey(voterId)) {
+            return false; // observers do not count towards the high watermark
+        }
+        voterLastFetchMs.put(voterId, nowMs);
+        voterEndOffsets.put(voterId, fetchOffset);
+        return maybeAdvanceHighWatermark();
+    }
+
+    /** Records the leader's own flushed log end; returns whether the high watermark moved. */
+    boolean updateLocal(long flushedEndOffset) {
+        voterEndOffsets.put(localId, flushedEndOffset);
+        return maybeAdvanceHighWatermark();
+    }
+
+    private boolean maybeAdvanceHighWatermark() {
+        List<Long> offsets = new ArrayList<>(voterEndOffsets.values());
+        offsets.sort(Collections.reverseOrder());
+        long majorityOffset = offsets.get(offsets.size() / 2);
+        if (majorityOffset > epochStartOffset && majorityOffset > highWatermark) {
+            highWatermark = majorityOffset;
+            return true;
+        }
+        return false;
+    }
+
+    /** Whether a majority of voters (the leader included) fetched within the check-quorum timeout. */
+    boolean hasMajorityContact(long nowMs, long checkQuorumTimeoutMs) {
+        int recent = 0;
+        for (Map.Entry<Integer, Long> entry : voterLastFetchMs.entrySet()) {
+            if (entry.getKey() == localId || nowMs - entry.getValue() < checkQuorumTimeoutMs) {
+                recent++;
+            }
+        }
+        return recent >= voterLastFetchMs.size() / 2 + 1;
+    }
+
+    /** The other voters, those with the longest logs first: the preferred successors when resigning. */
+    List<Integer> successorsByEndOffset() {
+        List<Integer> others = new ArrayList<>();
+        for (int voter : voterEndOffsets.keySet()) {
+            if (voter != localId) {
+                others.add(voter);
+            }
+        }
+        others.sort((a, b) -> Long.compare(voterEndOffsets.get(b), voterEndOffsets.get(a)));
+        return others;
+    }
+
+    @Override
+    public String name() {
+        return "Leader";
+    }
+
+    @Override
+    public String toString() {
+        return "Leader(epoch=" + epoch + ", epochStartOffset=" + epochStartOffset + ", highWatermark=" + highWatermark
+            + ", voterEndOffsets=" + voterEndOffsets + ")";
+    }
+}

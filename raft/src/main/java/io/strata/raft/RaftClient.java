@@ -1,0 +1,771 @@
+package io.strata.raft;
+
+import io.strata.protocol.ApiMessage;
+import io.strata.protocol.ByteBufferWriter;
+import io.strata.protocol.ErrorCode;
+import io.strata.protocol.Message;
+import io.strata.protocol.message.ApiMessageType;
+import io.strata.protocol.message.BeginQuorumEpochRequestData;
+import io.strata.protocol.message.BeginQuorumEpochResponseData;
+import io.strata.protocol.message.EndQuorumEpochRequestData;
+import io.strata.protocol.message.EndQuorumEpochResponseData;
+import io.strata.protocol.message.FetchRequestData;
+import io.strata.protocol.message.FetchResponseData;
+import io.strata.protocol.message.LeaderChangeMessage;
+import io.strata.protocol.message.VoteRequestData;
+import io.strata.protocol.message.VoteResponseData;
+import io.strata.protocol.records.ControlRecordType;
+import io.strata.protocol.records.MemoryRecords;
+import io.strata.protocol.records.Records;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+
+/**
+ * One replica of the KRaft quorum (KIP-595): pull-based Raft over one log. Leaders are elected
+ * with Vote (after a pre-vote, KIP-996) and announced with BeginQuorumEpoch; followers pull
+ * entries with Fetch, which also carries their acknowledgement (the fetch offset) and brings
+ * back the high watermark; a follower whose log diverged from the leader's is told where
+ * (DivergingEpoch) and truncates. A leader that steps down says so with EndQuorumEpoch.
+ *
+ * <p>Driven entirely by its owner: {@link #receive} queues an incoming message,
+ * {@link #poll(long)} handles the queue and then the current role's timers, sending through
+ * the {@link RaftTransport}. No thread, no clock and no randomness of its own, so a whole
+ * quorum runs deterministically in one thread under a simulation.
+ *
+ * <p>Durability: the leader counts only its flushed log towards the high watermark, and a
+ * follower flushes what it appended before it fetches again (the next fetch offset is its
+ * acknowledgement), so a committed entry is on the disks of a majority.
+ *
+ * <p>Not thread-safe.
+ */
+public final class RaftClient {
+    private static final Logger LOG = LoggerFactory.getLogger(RaftClient.class);
+    /** The metadata topic's name and id as Kafka's quorum uses them. */
+    public static final String TOPIC = "__cluster_metadata";
+    public static final UUID TOPIC_ID = new UUID(0L, 1L);
+    static final int PARTITION = 0;
+
+    /** Told about what the quorum decided. */
+    public interface Listener {
+        /** The high watermark moved: every entry below {@code highWatermark} is committed. */
+        default void onHighWatermark(long highWatermark) {
+        }
+
+        /** This replica learned of a new leader ({@code leaderId} -1: unknown) or epoch. */
+        default void onLeaderChange(int epoch, int leaderId) {
+        }
+    }
+
+    /** A request sent and not yet answered. */
+    private record Pending(int destination, ApiMessageType api, int epoch, boolean preVote, long sentMs) {
+    }
+
+    private final int localId;
+    private final String clusterId;
+    private final RaftConfig config;
+    private final RaftLog log;
+    private final QuorumState quorum;
+    private final RaftTransport transport;
+    private final Listener listener;
+    private final Random random;
+    private final ArrayDeque<RaftMessage> inbound = new ArrayDeque<>();
+    private final Map<Long, Pending> pending = new HashMap<>();
+    private long nextCorrelationId;
+    private long nextFetchMs;
+    private int lastNotifiedEpoch = -1;
+    private int lastNotifiedLeader = -2;
+
+    public RaftClient(int localId, Set<Integer> voters, String clusterId, RaftConfig config, RaftLog log, QuorumStateStore store,
+                      RaftTransport transport, Random random, Listener listener) {
+        this.localId = localId;
+        this.clusterId = clusterId;
+        this.config = config;
+        this.log = log;
+        this.transport = transport;
+        this.random = random;
+        this.listener = listener;
+        this.quorum = new QuorumState(localId, voters, config, store, random);
+    }
+
+    /** Resumes from the quorum-state file and the log. Call once, before anything else. */
+    public void initialize(long nowMs) {
+        quorum.initialize(log.endOffset(), nowMs);
+        notifyLeaderChange();
+    }
+
+    public int localId() {
+        return localId;
+    }
+
+    public int epoch() {
+        return quorum.epoch();
+    }
+
+    /** The leader this replica knows, or -1. */
+    public int leaderId() {
+        return quorum.leaderId();
+    }
+
+    public boolean isLeader() {
+        return quorum.isLeader();
+    }
+
+    public EpochState state() {
+        return quorum.state();
+    }
+
+    /** Every entry below this offset is committed (0: nothing known yet). */
+    public long highWatermark() {
+        return quorum.highWatermark();
+    }
+
+    public RaftLog log() {
+        return log;
+    }
+
+    /** Queues an incoming request or response for the next {@link #poll}. */
+    public void receive(RaftMessage message) {
+        if (message.destination() != localId) {
+            throw new IllegalArgumentException("node " + localId + " received a message for node " + message.destination() + ": " + message);
+        }
+        inbound.add(message);
+    }
+
+    /**
+     * Appends {@code values} as one batch if this replica leads; they are committed once the
+     * high watermark passes the returned offset.
+     *
+     * @return the offset of the last record, or -1 if this replica is not the leader
+     */
+    public long append(List<byte[]> values, long nowMs) {
+        if (!quorum.isLeader() || values.isEmpty()) {
+            return -1;
+        }
+        return log.appendAsLeader(values, quorum.epoch(), nowMs);
+    }
+
+    /** Leaves leadership (graceful shutdown): the voters are told to elect another leader at once. */
+    public void resign(long nowMs) {
+        if (quorum.isLeader()) {
+            quorum.transitionToResigned(quorum.leaderStateOrThrow().successorsByEndOffset(), nowMs);
+            notifyLeaderChange();
+        }
+    }
+
+    /** Handles every queued message, then the current role's timers. */
+    public void poll(long nowMs) {
+        RaftMessage message;
+        while ((message = inbound.poll()) != null) {
+            if (message.isRequest()) {
+                handleRequest(message, nowMs);
+            } else {
+                handleResponse(message, nowMs);
+            }
+        }
+        expirePending(nowMs);
+        pollState(nowMs);
+        notifyLeaderChange();
+    }
+
+    // ------------------------------------------------------------------ roles
+
+    private void pollState(long nowMs) {
+        EpochState state = quorum.state();
+        if (state instanceof LeaderState leader) {
+            pollLeader(leader, nowMs);
+        } else if (state instanceof CandidateState candidate) {
+            if (candidate.electionTimer.isExpired(nowMs)) {
+                startPreVote(nowMs);
+            } else {
+                sendVoteRequests(candidate.tally, candidate.epoch(), false, nowMs);
+            }
+        } else if (state instanceof ProspectiveState prospective) {
+            if (prospective.electionTimer.isExpired(nowMs)) {
+                startPreVote(nowMs);
+            } else {
+                sendVoteRequests(prospective.tally, prospective.epoch() + 1, true, nowMs);
+            }
+        } else if (state instanceof FollowerState follower) {
+            pollFollower(follower, nowMs);
+        } else if (state instanceof UnattachedState unattached) {
+            if (quorum.isVoter() && unattached.electionTimer.isExpired(nowMs)) {
+                startPreVote(nowMs);
+            }
+        } else if (state instanceof ResignedState resigned) {
+            if (resigned.electionTimer.isExpired(nowMs)) {
+                startPreVote(nowMs);
+            } else {
+                sendEndQuorumEpoch(resigned, nowMs);
+            }
+        }
+    }
+
+    private void pollLeader(LeaderState leader, long nowMs) {
+        if (log.flushedOffset() < log.endOffset().offset()) {
+            log.flush();
+        }
+        if (leader.updateLocal(log.flushedOffset())) {
+            publishHighWatermark(leader.highWatermark());
+        }
+        if (quorum.voters().size() > 1 && !leader.hasMajorityContact(nowMs, config.checkQuorumTimeoutMs())) {
+            LOG.warn("Node {}: no fetch from a majority of voters for {} ms in epoch {}; resigning (check-quorum)", localId,
+                config.checkQuorumTimeoutMs(), leader.epoch());
+            quorum.transitionToResigned(leader.successorsByEndOffset(), nowMs);
+            return;
+        }
+        if (!leader.beginEpochUnacked().isEmpty() && leader.beginEpochRetryTimer.isExpired(nowMs)) {
+            for (int voter : leader.beginEpochUnacked()) {
+                send(voter, beginQuorumEpochRequest(leader.epoch()), new Pending(voter, ApiMessageType.BEGIN_QUORUM_EPOCH,
+                    leader.epoch(), false, nowMs));
+            }
+            leader.beginEpochRetryTimer.reset(nowMs + config.requestTimeoutMs());
+        }
+    }
+
+    private void pollFollower(FollowerState follower, long nowMs) {
+        if (follower.fetchTimer.isExpired(nowMs)) {
+            if (quorum.isVoter()) {
+                LOG.info("Node {}: no successful fetch from leader {} for {} ms in epoch {}; starting a pre-vote", localId,
+                    follower.leaderId(), config.fetchTimeoutMs(), follower.epoch());
+                startPreVote(nowMs);
+                return;
+            }
+            follower.fetchTimer.reset(nowMs + config.fetchTimeoutMs()); // an observer keeps trying its leader
+        }
+        if (nowMs >= nextFetchMs && !hasPending(ApiMessageType.FETCH)) {
+            sendFetch(follower, nowMs);
+        }
+    }
+
+    private void startPreVote(long nowMs) {
+        quorum.transitionToProspective(nowMs);
+        ProspectiveState prospective = (ProspectiveState) quorum.state();
+        if (prospective.tally.isWon()) {
+            becomeCandidate(nowMs); // a single voter needs nobody else
+        } else {
+            sendVoteRequests(prospective.tally, prospective.epoch() + 1, true, nowMs);
+        }
+    }
+
+    private void becomeCandidate(long nowMs) {
+        quorum.transitionToCandidate(nowMs);
+        CandidateState candidate = (CandidateState) quorum.state();
+        LOG.info("Node {}: won the pre-vote, candidate in epoch {}", localId, candidate.epoch());
+        if (candidate.tally.isWon()) {
+            becomeLeader(nowMs);
+        } else {
+            sendVoteRequests(candidate.tally, candidate.epoch(), false, nowMs);
+        }
+    }
+
+    private void becomeLeader(long nowMs) {
+        CandidateState candidate = (CandidateState) quorum.state();
+        Set<Integer> granting = candidate.tally.granted();
+        long epochStartOffset = log.endOffset().offset();
+        LeaderState leader = quorum.transitionToLeader(epochStartOffset, nowMs);
+        log.appendControlAsLeader(ControlRecordType.LEADER_CHANGE, leaderChangeMessage(leader.epoch(), granting), leader.epoch(), nowMs);
+        LOG.info("Node {}: elected leader of epoch {} at offset {} with the votes of {}", localId, leader.epoch(), epochStartOffset, granting);
+        pollLeader(leader, nowMs);
+    }
+
+    private byte[] leaderChangeMessage(int epoch, Set<Integer> granting) {
+        LeaderChangeMessage message = new LeaderChangeMessage().setVersion((short) 0).setLeaderId(localId);
+        for (int voter : new TreeSet<>(quorum.voters())) {
+            message.voters().add(new LeaderChangeMessage.Voter().setVoterId(voter));
+        }
+        for (int voter : new TreeSet<>(granting)) {
+            message.grantingVoters().add(new LeaderChangeMessage.Voter().setVoterId(voter));
+        }
+        return encode(message, (short) 0);
+    }
+
+    static byte[] encode(Message message, short version) {
+        ByteBuffer buffer = ByteBuffer.allocate(message.size(version));
+        message.write(new ByteBufferWriter(buffer), version);
+        return buffer.array();
+    }
+
+    // ------------------------------------------------------------------ requests
+
+    private void handleRequest(RaftMessage request, long nowMs) {
+        ApiMessage response = switch (request.api()) {
+            case VOTE -> handleVoteRequest((VoteRequestData) request.data(), nowMs);
+            case BEGIN_QUORUM_EPOCH -> handleBeginQuorumEpochRequest((BeginQuorumEpochRequestData) request.data(), nowMs);
+            case END_QUORUM_EPOCH -> handleEndQuorumEpochRequest((EndQuorumEpochRequestData) request.data(), nowMs);
+            case FETCH -> handleFetchRequest((FetchRequestData) request.data(), nowMs);
+            default -> throw new IllegalArgumentException("node " + localId + " got a request the quorum does not serve: " + request);
+        };
+        transport.send(new RaftMessage(localId, request.source(), request.correlationId(), response, false));
+    }
+
+    private boolean wrongCluster(String requestClusterId) {
+        return requestClusterId != null && !requestClusterId.equals(clusterId);
+    }
+
+    private VoteResponseData handleVoteRequest(VoteRequestData request, long nowMs) {
+        if (wrongCluster(request.clusterId())) {
+            return new VoteResponseData().setErrorCode(ErrorCode.INCONSISTENT_CLUSTER_ID.code());
+        }
+        VoteRequestData.PartitionData partition = request.topics().get(0).partitions().get(0);
+        int candidateId = partition.replicaId();
+        int candidateEpoch = partition.replicaEpoch();
+        boolean preVote = partition.preVote();
+        if (!quorum.isVoter(candidateId)) {
+            return voteResponse(ErrorCode.INVALID_VOTER_KEY, false);
+        }
+        if (!preVote && candidateEpoch > quorum.epoch()) {
+            quorum.transitionToUnattached(candidateEpoch, nowMs);
+        }
+        OffsetAndEpoch candidateEnd = new OffsetAndEpoch(partition.lastOffset(), partition.lastOffsetEpoch());
+        boolean logUpToDate = candidateEnd.compareTo(log.endOffset()) >= 0;
+        boolean granted;
+        if (candidateEpoch < quorum.epoch()) {
+            granted = false;
+        } else if (preVote) {
+            granted = logUpToDate && grantsPreVote(nowMs);
+        } else {
+            granted = logUpToDate && grantVote(candidateId, nowMs);
+        }
+        return voteResponse(ErrorCode.NONE, granted);
+    }
+
+    /**
+     * A pre-vote is refused while this replica has a leader it hears from: a leader, or a
+     * follower whose fetch timer has not expired (KIP-996). That keeps a voter that was cut
+     * off from disrupting a working quorum when it returns.
+     */
+    private boolean grantsPreVote(long nowMs) {
+        EpochState state = quorum.state();
+        if (state instanceof LeaderState) {
+            return false;
+        }
+        if (state instanceof FollowerState follower) {
+            return !follower.hasFetchedFromLeader() || follower.fetchTimer.isExpired(nowMs);
+        }
+        return true;
+    }
+
+    /** Grants the vote of the current epoch to {@code candidateId} if it is still free (or already theirs). */
+    private boolean grantVote(int candidateId, long nowMs) {
+        EpochState state = quorum.state();
+        int votedId = state.election().votedId();
+        if (votedId == candidateId) {
+            return true; // a retried request
+        }
+        if (votedId != ElectionState.NONE || !(state instanceof UnattachedState || state instanceof ProspectiveState)) {
+            return false;
+        }
+        quorum.transitionToVoted(quorum.epoch(), candidateId, nowMs);
+        return true;
+    }
+
+    private VoteResponseData voteResponse(ErrorCode partitionError, boolean granted) {
+        VoteResponseData.PartitionData partition = new VoteResponseData.PartitionData()
+            .setPartitionIndex(PARTITION)
+            .setErrorCode(partitionError.code())
+            .setLeaderId(quorum.leaderId())
+            .setLeaderEpoch(quorum.epoch())
+            .setVoteGranted(granted);
+        VoteResponseData.TopicData topic = new VoteResponseData.TopicData().setTopicName(TOPIC);
+        topic.partitions().add(partition);
+        VoteResponseData response = new VoteResponseData();
+        response.topics().add(topic);
+        return response;
+    }
+
+    private BeginQuorumEpochResponseData handleBeginQuorumEpochRequest(BeginQuorumEpochRequestData request, long nowMs) {
+        if (wrongCluster(request.clusterId())) {
+            return new BeginQuorumEpochResponseData().setErrorCode(ErrorCode.INCONSISTENT_CLUSTER_ID.code());
+        }
+        BeginQuorumEpochRequestData.PartitionData partition = request.topics().get(0).partitions().get(0);
+        ErrorCode error = ErrorCode.NONE;
+        if (partition.leaderEpoch() < quorum.epoch()) {
+            error = ErrorCode.FENCED_LEADER_EPOCH;
+        } else if (!quorum.isVoter(partition.leaderId()) || partition.leaderId() == localId) {
+            error = ErrorCode.INVALID_REQUEST;
+        } else {
+            maybeFollow(partition.leaderEpoch(), partition.leaderId(), nowMs);
+        }
+        BeginQuorumEpochResponseData.TopicData topic = new BeginQuorumEpochResponseData.TopicData().setTopicName(TOPIC);
+        topic.partitions().add(new BeginQuorumEpochResponseData.PartitionData()
+            .setPartitionIndex(PARTITION)
+            .setErrorCode(error.code())
+            .setLeaderId(quorum.leaderId())
+            .setLeaderEpoch(quorum.epoch()));
+        BeginQuorumEpochResponseData response = new BeginQuorumEpochResponseData();
+        response.topics().add(topic);
+        return response;
+    }
+
+    private EndQuorumEpochResponseData handleEndQuorumEpochRequest(EndQuorumEpochRequestData request, long nowMs) {
+        if (wrongCluster(request.clusterId())) {
+            return new EndQuorumEpochResponseData().setErrorCode(ErrorCode.INCONSISTENT_CLUSTER_ID.code());
+        }
+        EndQuorumEpochRequestData.PartitionData partition = request.topics().get(0).partitions().get(0);
+        ErrorCode error = ErrorCode.NONE;
+        if (partition.leaderEpoch() < quorum.epoch()) {
+            error = ErrorCode.FENCED_LEADER_EPOCH;
+        } else if (partition.leaderEpoch() > quorum.epoch()) {
+            quorum.transitionToUnattached(partition.leaderEpoch(), nowMs);
+        } else if (quorum.state() instanceof FollowerState follower && follower.leaderId() == partition.leaderId()) {
+            // The leader is gone: campaign soon, the preferred successors first.
+            int position = 0;
+            for (EndQuorumEpochRequestData.ReplicaInfo candidate : partition.preferredCandidates()) {
+                if (candidate.candidateId() == localId) {
+                    break;
+                }
+                position++;
+            }
+            long backoffMs = position == 0 ? 0 : Math.min(config.electionBackoffMaxMs(), (long) config.retryBackoffMs() << Math.min(position, 16));
+            follower.fetchTimer.reset(Math.min(follower.fetchTimer.deadlineMs(), nowMs + backoffMs));
+        }
+        EndQuorumEpochResponseData.TopicData topic = new EndQuorumEpochResponseData.TopicData().setTopicName(TOPIC);
+        topic.partitions().add(new EndQuorumEpochResponseData.PartitionData()
+            .setPartitionIndex(PARTITION)
+            .setErrorCode(error.code())
+            .setLeaderId(quorum.leaderId())
+            .setLeaderEpoch(quorum.epoch()));
+        EndQuorumEpochResponseData response = new EndQuorumEpochResponseData();
+        response.topics().add(topic);
+        return response;
+    }
+
+    private FetchResponseData handleFetchRequest(FetchRequestData request, long nowMs) {
+        if (wrongCluster(request.clusterId())) {
+            return new FetchResponseData().setErrorCode(ErrorCode.INCONSISTENT_CLUSTER_ID.code());
+        }
+        FetchRequestData.FetchPartition partition = request.topics().get(0).partitions().get(0);
+        int replicaId = request.replicaState().replicaId();
+        FetchResponseData.PartitionData data = new FetchResponseData.PartitionData().setPartitionIndex(PARTITION);
+        data.currentLeader().setLeaderId(quorum.leaderId()).setLeaderEpoch(quorum.epoch());
+        if (!quorum.isLeader()) {
+            data.setErrorCode(ErrorCode.NOT_LEADER_OR_FOLLOWER.code());
+        } else if (partition.currentLeaderEpoch() < quorum.epoch()) {
+            data.setErrorCode(ErrorCode.FENCED_LEADER_EPOCH.code());
+        } else if (partition.currentLeaderEpoch() > quorum.epoch()) {
+            data.setErrorCode(ErrorCode.UNKNOWN_LEADER_EPOCH.code());
+        } else if (partition.fetchOffset() < 0) {
+            data.setErrorCode(ErrorCode.INVALID_REQUEST.code());
+        } else {
+            serveFetch(quorum.leaderStateOrThrow(), replicaId, partition, data, nowMs);
+        }
+        FetchResponseData.FetchableTopicResponse topic = new FetchResponseData.FetchableTopicResponse().setTopic(TOPIC).setTopicId(TOPIC_ID);
+        topic.partitions().add(data);
+        FetchResponseData response = new FetchResponseData();
+        response.responses().add(topic);
+        return response;
+    }
+
+    private void serveFetch(LeaderState leader, int replicaId, FetchRequestData.FetchPartition partition, FetchResponseData.PartitionData data,
+                            long nowMs) {
+        long fetchOffset = partition.fetchOffset();
+        OffsetAndEpoch end = log.endOffsetForEpoch(partition.lastFetchedEpoch());
+        if (end.epoch() != partition.lastFetchedEpoch() || end.offset() < fetchOffset) {
+            // The follower's log holds entries this leader does not have: tell it where ours end.
+            data.divergingEpoch().setEpoch(end.epoch()).setEndOffset(end.offset());
+            data.setHighWatermark(leader.highWatermark()).setRecords(MemoryRecords.EMPTY);
+            return;
+        }
+        if (leader.updateReplica(replicaId, fetchOffset, nowMs)) {
+            publishHighWatermark(leader.highWatermark());
+        }
+        Records records = fetchOffset < log.endOffset().offset() ? log.read(fetchOffset, config.fetchMaxBytes()) : MemoryRecords.EMPTY;
+        data.setErrorCode(ErrorCode.NONE.code())
+            .setHighWatermark(leader.highWatermark())
+            .setLogStartOffset(0)
+            .setRecords(records);
+    }
+
+    // ------------------------------------------------------------------ responses
+
+    private void handleResponse(RaftMessage response, long nowMs) {
+        Pending request = pending.remove(response.correlationId());
+        if (request == null || request.destination() != response.source()) {
+            return; // expired, or not ours: its answer no longer matters
+        }
+        switch (response.api()) {
+            case VOTE -> handleVoteResponse(response.source(), request, (VoteResponseData) response.data(), nowMs);
+            case BEGIN_QUORUM_EPOCH -> handleBeginQuorumEpochResponse(response.source(), request,
+                (BeginQuorumEpochResponseData) response.data(), nowMs);
+            case END_QUORUM_EPOCH -> handleEndQuorumEpochResponse(response.source(), request, (EndQuorumEpochResponseData) response.data(), nowMs);
+            case FETCH -> handleFetchResponse(request, (FetchResponseData) response.data(), nowMs);
+            default -> throw new IllegalArgumentException("node " + localId + " got a response to a request it never sends: " + response);
+        }
+    }
+
+    /**
+     * Moves to what a peer's answer reveals: a higher epoch (with its leader if named), or the
+     * leader of the current epoch if this replica does not know it yet. Returns whether the
+     * role changed, in which case the answer itself is stale.
+     */
+    private boolean maybeAdvance(int epoch, int leaderId, long nowMs) {
+        if (epoch > quorum.epoch()) {
+            if (leaderId >= 0 && leaderId != localId && quorum.isVoter(leaderId)) {
+                quorum.transitionToFollower(epoch, leaderId, nowMs);
+            } else {
+                quorum.transitionToUnattached(epoch, nowMs);
+            }
+            return true;
+        }
+        return epoch == quorum.epoch() && maybeFollow(epoch, leaderId, nowMs);
+    }
+
+    /** Follows {@code leaderId} in {@code epoch} unless this replica already follows or leads it. */
+    private boolean maybeFollow(int epoch, int leaderId, long nowMs) {
+        if (leaderId < 0 || leaderId == localId || !quorum.isVoter(leaderId)) {
+            return false;
+        }
+        EpochState state = quorum.state();
+        boolean leaderUnknown = state.leaderId() == ElectionState.NONE
+            && (state instanceof UnattachedState || state instanceof ProspectiveState || state instanceof CandidateState);
+        if (epoch > state.epoch() || (epoch == state.epoch() && leaderUnknown)) {
+            quorum.transitionToFollower(epoch, leaderId, nowMs);
+            nextFetchMs = nowMs;
+            return true;
+        }
+        return false;
+    }
+
+    private void handleVoteResponse(int source, Pending request, VoteResponseData response, long nowMs) {
+        if (response.errorCode() != ErrorCode.NONE.code() || response.topics().isEmpty()) {
+            return; // retried by the next poll
+        }
+        VoteResponseData.PartitionData partition = response.topics().get(0).partitions().get(0);
+        if (partition.errorCode() != ErrorCode.NONE.code() || maybeAdvance(partition.leaderEpoch(), partition.leaderId(), nowMs)) {
+            return;
+        }
+        EpochState state = quorum.state();
+        if (request.preVote() && state instanceof ProspectiveState prospective && request.epoch() == prospective.epoch() + 1) {
+            prospective.tally.record(source, partition.voteGranted());
+            if (prospective.tally.isWon()) {
+                becomeCandidate(nowMs);
+            } else if (prospective.tally.isLost()) {
+                quorum.transitionAfterLostPreVote(nowMs);
+                nextFetchMs = nowMs;
+            }
+        } else if (!request.preVote() && state instanceof CandidateState candidate && request.epoch() == candidate.epoch()) {
+            candidate.tally.record(source, partition.voteGranted());
+            if (candidate.tally.isWon()) {
+                becomeLeader(nowMs);
+            }
+        }
+    }
+
+    private void handleBeginQuorumEpochResponse(int source, Pending request, BeginQuorumEpochResponseData response, long nowMs) {
+        if (response.errorCode() != ErrorCode.NONE.code() || response.topics().isEmpty()) {
+            return;
+        }
+        BeginQuorumEpochResponseData.PartitionData partition = response.topics().get(0).partitions().get(0);
+        if (maybeAdvance(partition.leaderEpoch(), partition.leaderId(), nowMs)) {
+            return;
+        }
+        if (partition.errorCode() == ErrorCode.NONE.code() && quorum.state() instanceof LeaderState leader && leader.epoch() == request.epoch()) {
+            leader.acknowledgeBeginEpoch(source);
+        }
+    }
+
+    private void handleEndQuorumEpochResponse(int source, Pending request, EndQuorumEpochResponseData response, long nowMs) {
+        if (response.errorCode() != ErrorCode.NONE.code() || response.topics().isEmpty()) {
+            return;
+        }
+        EndQuorumEpochResponseData.PartitionData partition = response.topics().get(0).partitions().get(0);
+        if (quorum.state() instanceof ResignedState resigned && resigned.epoch() == request.epoch()) {
+            resigned.endEpochUnacked().remove(source);
+        }
+        maybeAdvance(partition.leaderEpoch(), partition.leaderId(), nowMs);
+    }
+
+    private void handleFetchResponse(Pending request, FetchResponseData response, long nowMs) {
+        if (!(quorum.state() instanceof FollowerState follower) || follower.epoch() != request.epoch()
+            || follower.leaderId() != request.destination()) {
+            return; // an answer from an earlier role
+        }
+        if (response.errorCode() != ErrorCode.NONE.code() || response.responses().isEmpty()
+            || response.responses().get(0).partitions().isEmpty()) {
+            nextFetchMs = nowMs + config.retryBackoffMs();
+            return;
+        }
+        FetchResponseData.PartitionData data = response.responses().get(0).partitions().get(0);
+        ErrorCode error = ErrorCode.forCode(data.errorCode());
+        if (error != ErrorCode.NONE) {
+            FetchResponseData.LeaderIdAndEpoch leader = data.currentLeader();
+            if (!maybeAdvance(leader.leaderEpoch(), leader.leaderId(), nowMs)) {
+                nextFetchMs = nowMs + config.retryBackoffMs();
+            }
+            return;
+        }
+        follower.fetchTimer.reset(nowMs + config.fetchTimeoutMs());
+        follower.onSuccessfulFetch();
+        FetchResponseData.EpochEndOffset diverging = data.divergingEpoch();
+        if (diverging.epoch() >= 0 && diverging.endOffset() >= 0) {
+            truncateToDivergence(follower, diverging);
+            nextFetchMs = nowMs;
+            return;
+        }
+        Records records = data.records();
+        boolean appended = records != null && records.sizeInBytes() > 0;
+        if (appended) {
+            log.appendAsFollower(records);
+            log.flush(); // the next fetch offset acknowledges these entries: they must be durable first
+        }
+        long highWatermark = Math.min(data.highWatermark(), log.endOffset().offset());
+        if (highWatermark > follower.highWatermark()) {
+            follower.updateHighWatermark(highWatermark);
+            publishHighWatermark(follower.highWatermark());
+        }
+        nextFetchMs = appended ? nowMs : nowMs + config.retryBackoffMs();
+    }
+
+    private void truncateToDivergence(FollowerState follower, FetchResponseData.EpochEndOffset diverging) {
+        OffsetAndEpoch local = log.endOffsetForEpoch(diverging.epoch());
+        long truncateTo = Math.min(local.offset(), diverging.endOffset());
+        if (truncateTo < quorum.highWatermark()) {
+            throw new IllegalStateException("node " + localId + ": leader " + follower.leaderId() + " of epoch " + follower.epoch()
+                + " asks to truncate to " + truncateTo + ", below the high watermark " + quorum.highWatermark() + ": committed data would be lost");
+        }
+        LOG.info("Node {}: log diverges from leader {} at epoch {} end offset {}; truncating to {}", localId, follower.leaderId(),
+            diverging.epoch(), diverging.endOffset(), truncateTo);
+        log.truncateTo(truncateTo);
+    }
+
+    // ------------------------------------------------------------------ sending
+
+    private void sendVoteRequests(VoteTally tally, int requestEpoch, boolean preVote, long nowMs) {
+        OffsetAndEpoch end = log.endOffset();
+        for (int voter : tally.unanswered()) {
+            if (hasPendingTo(voter, ApiMessageType.VOTE)) {
+                continue;
+            }
+            VoteRequestData.PartitionData partition = new VoteRequestData.PartitionData()
+                .setPartitionIndex(PARTITION)
+                .setReplicaEpoch(requestEpoch)
+                .setReplicaId(localId)
+                .setLastOffsetEpoch(end.epoch())
+                .setLastOffset(end.offset())
+                .setPreVote(preVote);
+            VoteRequestData.TopicData topic = new VoteRequestData.TopicData().setTopicName(TOPIC);
+            topic.partitions().add(partition);
+            VoteRequestData request = new VoteRequestData().setClusterId(clusterId).setVoterId(voter);
+            request.topics().add(topic);
+            send(voter, request, new Pending(voter, ApiMessageType.VOTE, requestEpoch, preVote, nowMs));
+        }
+    }
+
+    private BeginQuorumEpochRequestData beginQuorumEpochRequest(int epoch) {
+        BeginQuorumEpochRequestData.TopicData topic = new BeginQuorumEpochRequestData.TopicData().setTopicName(TOPIC);
+        topic.partitions().add(new BeginQuorumEpochRequestData.PartitionData()
+            .setPartitionIndex(PARTITION)
+            .setLeaderId(localId)
+            .setLeaderEpoch(epoch));
+        BeginQuorumEpochRequestData request = new BeginQuorumEpochRequestData().setClusterId(clusterId);
+        request.topics().add(topic);
+        return request;
+    }
+
+    private void sendEndQuorumEpoch(ResignedState resigned, long nowMs) {
+        if (resigned.endEpochUnacked().isEmpty() || !resigned.endEpochRetryTimer.isExpired(nowMs)) {
+            return;
+        }
+        for (int voter : resigned.endEpochUnacked()) {
+            EndQuorumEpochRequestData.PartitionData partition = new EndQuorumEpochRequestData.PartitionData()
+                .setPartitionIndex(PARTITION)
+                .setLeaderId(localId)
+                .setLeaderEpoch(resigned.epoch());
+            for (int successor : resigned.preferredSuccessors()) {
+                partition.preferredCandidates().add(new EndQuorumEpochRequestData.ReplicaInfo().setCandidateId(successor));
+            }
+            EndQuorumEpochRequestData.TopicData topic = new EndQuorumEpochRequestData.TopicData().setTopicName(TOPIC);
+            topic.partitions().add(partition);
+            EndQuorumEpochRequestData request = new EndQuorumEpochRequestData().setClusterId(clusterId);
+            request.topics().add(topic);
+            send(voter, request, new Pending(voter, ApiMessageType.END_QUORUM_EPOCH, resigned.epoch(), false, nowMs));
+        }
+        resigned.endEpochRetryTimer.reset(nowMs + config.requestTimeoutMs());
+    }
+
+    private void sendFetch(FollowerState follower, long nowMs) {
+        OffsetAndEpoch end = log.endOffset();
+        FetchRequestData.FetchPartition partition = new FetchRequestData.FetchPartition()
+            .setPartition(PARTITION)
+            .setCurrentLeaderEpoch(follower.epoch())
+            .setFetchOffset(end.offset())
+            .setLastFetchedEpoch(end.epoch())
+            .setLogStartOffset(0)
+            .setPartitionMaxBytes(config.fetchMaxBytes());
+        FetchRequestData.FetchTopic topic = new FetchRequestData.FetchTopic().setTopic(TOPIC).setTopicId(TOPIC_ID);
+        topic.partitions().add(partition);
+        FetchRequestData request = new FetchRequestData()
+            .setClusterId(clusterId)
+            .setReplicaState(new FetchRequestData.ReplicaState().setReplicaId(localId).setReplicaEpoch(-1))
+            .setMaxWaitMs(0)
+            .setMinBytes(0)
+            .setMaxBytes(config.fetchMaxBytes());
+        request.topics().add(topic);
+        send(follower.leaderId(), request, new Pending(follower.leaderId(), ApiMessageType.FETCH, follower.epoch(), false, nowMs));
+    }
+
+    private void send(int destination, ApiMessage request, Pending expectation) {
+        long correlationId = nextCorrelationId++;
+        pending.put(correlationId, expectation);
+        transport.send(new RaftMessage(localId, destination, correlationId, request, true));
+    }
+
+    private boolean hasPending(ApiMessageType api) {
+        for (Pending request : pending.values()) {
+            if (request.api() == api) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean hasPendingTo(int destination, ApiMessageType api) {
+        for (Pending request : pending.values()) {
+            if (request.api() == api && request.destination() == destination) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Forgets requests unanswered for the request timeout; their senders resend on their timers. */
+    private void expirePending(long nowMs) {
+        Iterator<Pending> requests = pending.values().iterator();
+        while (requests.hasNext()) {
+            if (nowMs - requests.next().sentMs() >= config.requestTimeoutMs()) {
+                requests.remove();
+            }
+        }
+    }
+
+    private void publishHighWatermark(long highWatermark) {
+        if (highWatermark > quorum.highWatermark()) {
+            quorum.updateHighWatermark(highWatermark);
+            listener.onHighWatermark(highWatermark);
+        }
+    }
+
+    private void notifyLeaderChange() {
+        if (quorum.epoch() != lastNotifiedEpoch || quorum.leaderId() != lastNotifiedLeader) {
+            lastNotifiedEpoch = quorum.epoch();
+            lastNotifiedLeader = quorum.leaderId();
+            listener.onLeaderChange(lastNotifiedEpoch, lastNotifiedLeader);
+        }
+    }
+
+    List<Long> pendingCorrelationIds() {
+        return new ArrayList<>(pending.keySet());
+    }
+}

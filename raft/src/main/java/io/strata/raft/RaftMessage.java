@@ -1,0 +1,38 @@
+package io.strata.raft;
+
+import io.strata.protocol.ApiMessage;
+import io.strata.protocol.message.ApiMessageType;
+
+/**
+ * One request or response between replicas. A response carries the correlation id of its
+ * request and goes back to the request's source.
+ */
+public record RaftMessage(int source, int destination, long correlationId, ApiMessage data, boolean isRequest) {
+    /** Vote with pre-vote (KIP-996). */
+    public static final short VOTE_VERSION = 2;
+    /** BeginQuorumEpoch with leader endpoints (KIP-853). */
+    public static final short BEGIN_QUORUM_EPOCH_VERSION = 1;
+    public static final short END_QUORUM_EPOCH_VERSION = 1;
+    /** Fetch with replica state and directory ids, as Kafka 4's KRaft replicas send it. */
+    public static final short FETCH_VERSION = 17;
+
+    /** The version a replica sends an API at (the one Kafka 4.4's controllers use). */
+    public static short version(ApiMessageType api) {
+        return switch (api) {
+            case VOTE -> VOTE_VERSION;
+            case BEGIN_QUORUM_EPOCH -> BEGIN_QUORUM_EPOCH_VERSION;
+            case END_QUORUM_EPOCH -> END_QUORUM_EPOCH_VERSION;
+            case FETCH -> FETCH_VERSION;
+            default -> throw new IllegalArgumentException("not a quorum API: " + api.apiName);
+        };
+    }
+
+    public ApiMessageType api() {
+        return ApiMessageType.fromApiKey(data.apiKey());
+    }
+
+    @Override
+    public String toString() {
+        return (isRequest ? "request " : "response ") + api().apiName + " #" + correlationId + " " + source + "->" + destination;
+    }
+}

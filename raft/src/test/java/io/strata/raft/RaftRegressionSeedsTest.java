@@ -1,0 +1,29 @@
+package io.strata.raft;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Seeds that once failed {@link RaftSimulationTest}, kept with what they found. */
+class RaftRegressionSeedsTest {
+    /**
+     * Seeds 55 and 91 (three voters, lossy network) and 15 (five voters with partitions and
+     * crashes) found a pre-vote livelock: a voter that lost a pre-vote went back to following
+     * a leader that had resigned, reset its fetch timer and then refused the other voter's
+     * pre-vote, which did the same in turn, so no election ever started again. Fixed by
+     * granting pre-votes until a follower has fetched from its leader once (as KIP-996 does).
+     */
+    @Test
+    void preVoteLivelockAfterTheLeaderResigns() {
+        for (long seed : new long[] {55, 91}) {
+            RaftSimulation simulation = new RaftSimulation(seed, 3, RaftSimulationTest.CONFIG, new RaftSimulation.Faults(0.05, 20, 0, 0));
+            simulation.run(20_000);
+            simulation.healAndConverge(10_000);
+            assertThat(simulation.committedCount()).isGreaterThan(100);
+        }
+        RaftSimulation simulation = new RaftSimulation(15, 5, RaftSimulationTest.CONFIG, new RaftSimulation.Faults(0.05, 30, 0.3, 0.3));
+        simulation.run(30_000);
+        simulation.healAndConverge(15_000);
+        assertThat(simulation.committedCount()).isGreaterThan(10);
+    }
+}

@@ -1,0 +1,379 @@
+package io.strata.raft;
+
+import io.strata.protocol.ApiMessage;
+import io.strata.protocol.ByteBufferWriter;
+import io.strata.protocol.Reader;
+import io.strata.protocol.message.ApiMessageType;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * A whole quorum in one thread on a simulated clock, driven by a seeded {@link Random}: every
+ * message is encoded and decoded at the version Kafka's controllers send (so the simulation
+ * also exercises the wire format), delayed, sometimes dropped or cut by a network partition;
+ * replicas crash (losing what they had not flushed) and restart; the leader keeps appending.
+ *
+ * <p>After every event the invariants are checked, and a violation throws with the seed and the
+ * simulated time:
+ * <ul>
+ *   <li>at most one leader per epoch, ever;</li>
+ *   <li>a replica's epoch never goes back, also across restarts;</li>
+ *   <li>a replica's high watermark never goes back while it runs;</li>
+ *   <li>every entry below any replica's high watermark is the same entry on every replica that
+ *       has reached it (committed data is identical everywhere);</li>
+ *   <li>the latest committed entry is durable (flushed) on a majority of voters, so no crash
+ *       of a minority can lose it.</li>
+ * </ul>
+ * {@link #healAndConverge} then ends every fault and checks that the quorum elects a leader,
+ * every replica catches up, and every entry ever committed is still in every log.
+ */
+final class RaftSimulation {
+    /** What the network and the replicas do to each other. */
+    record Faults(double dropProbability, int maxDelayMs, double crashProbabilityPerSecond, double partitionProbabilityPerSecond) {
+        static final Faults NONE = new Faults(0, 5, 0, 0);
+    }
+
+    private record Event(long timeMs, long sequence, Runnable action) {
+    }
+
+    /** A replica: its disk (log and quorum-state file) outlives its process (the client). */
+    private final class Node {
+        final int id;
+        final MockLog log = new MockLog();
+        final MemoryQuorumStateStore store = new MemoryQuorumStateStore();
+        RaftClient client;
+        long highWatermarkThisRun;
+        int lastEpoch;
+        long verifiedUpTo;
+        int incarnation;
+
+        Node(int id) {
+            this.id = id;
+        }
+
+        void start() {
+            incarnation++;
+            int run = incarnation;
+            client = new RaftClient(id, voters, CLUSTER_ID, config, log, store, message -> route(message, run), new Random(random.nextLong()),
+                new RaftClient.Listener() { });
+            client.initialize(nowMs);
+            highWatermarkThisRun = 0;
+            verifiedUpTo = 0;
+        }
+
+        boolean isUp() {
+            return client != null;
+        }
+    }
+
+    static final String CLUSTER_ID = "simulated-cluster";
+    private final long seed;
+    private final Random random;
+    private final RaftConfig config;
+    private final Faults faults;
+    private final Set<Integer> voters = new HashSet<>();
+    private final Map<Integer, Node> nodes = new TreeMap<>();
+    private final PriorityQueue<Event> events = new PriorityQueue<>((a, b) -> a.timeMs != b.timeMs
+        ? Long.compare(a.timeMs, b.timeMs) : Long.compare(a.sequence, b.sequence));
+    /** Every entry ever committed, by offset. */
+    private final Map<Long, MockLog.Entry> committed = new HashMap<>();
+    private final Map<Integer, Integer> leaderOfEpoch = new HashMap<>();
+    /** Node id -> the partition side it is on; messages between sides are lost. */
+    private final Map<Integer, Integer> side = new HashMap<>();
+    private long nowMs;
+    private long sequence;
+    private long writes;
+    private boolean faultsOn = true;
+
+    RaftSimulation(long seed, int voterCount, RaftConfig config, Faults faults) {
+        this.seed = seed;
+        this.random = new Random(seed);
+        this.config = config;
+        this.faults = faults;
+        for (int id = 1; id <= voterCount; id++) {
+            voters.add(id);
+        }
+        for (int id : voters) {
+            nodes.put(id, new Node(id));
+            side.put(id, 0);
+        }
+        for (Node node : nodes.values()) {
+            node.start();
+        }
+    }
+
+    long committedCount() {
+        return committed.size();
+    }
+
+    long writes() {
+        return writes;
+    }
+
+    // ------------------------------------------------------------------ running
+
+    /** Runs until {@code untilMs} of simulated time, with faults as configured. */
+    void run(long untilMs) {
+        schedulePeriodic(untilMs);
+        while (!events.isEmpty() && events.peek().timeMs <= untilMs) {
+            Event event = events.poll();
+            nowMs = event.timeMs;
+            event.action.run();
+            checkInvariants();
+        }
+        nowMs = untilMs;
+    }
+
+    private void schedulePeriodic(long untilMs) {
+        for (long t = nowMs + 1; t <= untilMs; t += 10) {
+            long at = t;
+            schedule(at, this::pollAll);
+        }
+        for (long t = nowMs + 7; t <= untilMs; t += 25) {
+            schedule(t, this::writeIfLeader);
+        }
+        for (long t = nowMs + 100; t <= untilMs; t += 100) {
+            schedule(t, this::maybeInjectFault);
+        }
+    }
+
+    private void schedule(long timeMs, Runnable action) {
+        events.add(new Event(timeMs, sequence++, action));
+    }
+
+    private void pollAll() {
+        for (Node node : nodes.values()) {
+            if (node.isUp()) {
+                node.client.poll(nowMs);
+            }
+        }
+    }
+
+    private void writeIfLeader() {
+        for (Node node : nodes.values()) {
+            if (node.isUp() && node.client.isLeader() && faultsOn) {
+                byte[] value = ("w-" + writes + "-by-" + node.id + "-e" + node.client.epoch()).getBytes(StandardCharsets.UTF_8);
+                if (node.client.append(List.of(value), nowMs) >= 0) {
+                    writes++;
+                }
+            }
+        }
+    }
+
+    private void maybeInjectFault() {
+        if (!faultsOn) {
+            return;
+        }
+        double perTick = 0.1; // ticks are 100 ms
+        if (random.nextDouble() < faults.crashProbabilityPerSecond() * perTick) {
+            List<Node> up = nodes.values().stream().filter(Node::isUp).toList();
+            if (!up.isEmpty()) {
+                Node victim = up.get(random.nextInt(up.size()));
+                crash(victim);
+                schedule(nowMs + 100 + random.nextInt(2000), () -> restart(victim));
+            }
+        }
+        if (random.nextDouble() < faults.partitionProbabilityPerSecond() * perTick) {
+            for (int id : nodes.keySet()) {
+                side.put(id, random.nextInt(2));
+            }
+            schedule(nowMs + 200 + random.nextInt(3000), this::healPartition);
+        }
+    }
+
+    private void crash(Node node) {
+        node.client = null;
+        node.log.crash();
+    }
+
+    private void restart(Node node) {
+        if (!node.isUp()) {
+            node.start();
+        }
+    }
+
+    private void healPartition() {
+        side.replaceAll((id, s) -> 0);
+    }
+
+    /**
+     * The transport of every replica: encode the message at the version Kafka sends, maybe
+     * lose it, and deliver the decoded copy after a random delay, then let the receiver poll.
+     */
+    private void route(RaftMessage message, int senderIncarnation) {
+        Node sender = nodes.get(message.source());
+        if (sender.incarnation != senderIncarnation || !sender.isUp()) {
+            return;
+        }
+        if (faultsOn && (random.nextDouble() < faults.dropProbability()
+            || !side.get(message.source()).equals(side.get(message.destination())))) {
+            return;
+        }
+        RaftMessage decoded = roundTrip(message);
+        long deliverAt = nowMs + 1 + random.nextInt(faults.maxDelayMs());
+        // A restart of either end breaks the connection: what was in flight on it is gone.
+        int receiverIncarnation = nodes.get(message.destination()).incarnation;
+        schedule(deliverAt, () -> {
+            Node receiver = nodes.get(decoded.destination());
+            if (receiver.isUp() && receiver.incarnation == receiverIncarnation && sender.incarnation == senderIncarnation
+                && (!faultsOn || side.get(decoded.source()).equals(side.get(decoded.destination())))) {
+                receiver.client.receive(decoded);
+                receiver.client.poll(nowMs);
+            }
+        });
+    }
+
+    static RaftMessage roundTrip(RaftMessage message) {
+        ApiMessageType api = message.api();
+        short version = RaftMessage.version(api);
+        ByteBuffer buffer = ByteBuffer.allocate(message.data().size(version));
+        message.data().write(new ByteBufferWriter(buffer), version);
+        buffer.flip();
+        Reader reader = new Reader(buffer);
+        ApiMessage decoded = message.isRequest() ? api.readRequest(reader, version) : api.readResponse(reader, version);
+        if (buffer.hasRemaining()) {
+            throw new AssertionError("decoding " + message + " left " + buffer.remaining() + " bytes");
+        }
+        return new RaftMessage(message.source(), message.destination(), message.correlationId(), decoded, message.isRequest());
+    }
+
+    // ------------------------------------------------------------------ invariants
+
+    private AssertionError violation(String what) {
+        return new AssertionError("seed " + seed + " at " + nowMs + " ms: " + what + "\n" + describe());
+    }
+
+    String describe() {
+        StringBuilder text = new StringBuilder();
+        for (Node node : nodes.values()) {
+            text.append("  node ").append(node.id).append(": ")
+                .append(node.isUp() ? node.client.state() + " hw=" + node.client.highWatermark() : "down")
+                .append(" log end=").append(node.log.endOffset()).append(" flushed=").append(node.log.flushedOffset()).append('\n');
+        }
+        return text.toString();
+    }
+
+    private void checkInvariants() {
+        for (Node node : nodes.values()) {
+            if (!node.isUp()) {
+                continue;
+            }
+            RaftClient client = node.client;
+            if (client.epoch() < node.lastEpoch) {
+                throw violation("node " + node.id + " went back from epoch " + node.lastEpoch + " to " + client.epoch());
+            }
+            node.lastEpoch = client.epoch();
+            if (client.isLeader()) {
+                Integer previous = leaderOfEpoch.putIfAbsent(client.epoch(), node.id);
+                if (previous != null && previous != node.id) {
+                    throw violation("two leaders in epoch " + client.epoch() + ": " + previous + " and " + node.id);
+                }
+            }
+            long highWatermark = client.highWatermark();
+            if (highWatermark < node.highWatermarkThisRun) {
+                throw violation("node " + node.id + " high watermark went back from " + node.highWatermarkThisRun + " to " + highWatermark);
+            }
+            node.highWatermarkThisRun = highWatermark;
+            for (long offset = node.verifiedUpTo; offset < highWatermark; offset++) {
+                MockLog.Entry entry = node.log.entry(offset);
+                if (entry == null) {
+                    throw violation("node " + node.id + " has no entry at " + offset + " below its high watermark " + highWatermark);
+                }
+                MockLog.Entry known = committed.putIfAbsent(offset, entry);
+                if (known != null && !known.sameAs(entry)) {
+                    throw violation("committed entry " + offset + " differs: " + describeEntry(known) + " vs " + describeEntry(entry)
+                        + " on node " + node.id);
+                }
+            }
+            node.verifiedUpTo = Math.max(node.verifiedUpTo, highWatermark);
+        }
+        checkDurability();
+    }
+
+    private void checkDurability() {
+        if (committed.isEmpty()) {
+            return;
+        }
+        long latest = committed.keySet().stream().mapToLong(Long::longValue).max().getAsLong();
+        MockLog.Entry entry = committed.get(latest);
+        int durable = 0;
+        for (Node node : nodes.values()) {
+            MockLog.Entry held = node.log.entry(latest);
+            if (held != null && held.sameAs(entry) && latest < node.log.flushedOffset()) {
+                durable++;
+            }
+        }
+        if (durable < voters.size() / 2 + 1) {
+            throw violation("committed entry " + latest + " is durable on only " + durable + " of " + voters.size() + " voters");
+        }
+    }
+
+    private static String describeEntry(MockLog.Entry entry) {
+        return "(offset " + entry.offset() + ", epoch " + entry.epoch() + (entry.control() ? ", control" : ", "
+            + new String(entry.value(), StandardCharsets.UTF_8)) + ")";
+    }
+
+    /**
+     * Ends every fault, restarts every replica, stops writing and runs for {@code forMs}; then
+     * checks that a leader leads, everyone holds the whole log up to the high watermark, and
+     * every entry ever committed is in every log.
+     */
+    void healAndConverge(long forMs) {
+        faultsOn = false;
+        healPartition();
+        for (Node node : nodes.values()) {
+            restart(node);
+        }
+        run(nowMs + forMs);
+        List<Node> leaders = new ArrayList<>();
+        for (Node node : nodes.values()) {
+            if (node.client.isLeader()) {
+                leaders.add(node);
+            }
+        }
+        if (leaders.size() != 1) {
+            throw violation("expected one leader after healing, found " + leaders.size());
+        }
+        Node leader = leaders.get(0);
+        long end = leader.log.endOffset().offset();
+        for (Node node : nodes.values()) {
+            if (node.client.highWatermark() != end) {
+                throw violation("node " + node.id + " high watermark " + node.client.highWatermark() + " != leader log end " + end);
+            }
+            if (node.log.endOffset().offset() != end) {
+                throw violation("node " + node.id + " log end " + node.log.endOffset() + " != leader log end " + end);
+            }
+            for (Map.Entry<Long, MockLog.Entry> known : committed.entrySet()) {
+                MockLog.Entry held = node.log.entry(known.getKey());
+                if (held == null || !held.sameAs(known.getValue())) {
+                    throw violation("node " + node.id + " lost committed entry " + describeEntry(known.getValue()));
+                }
+            }
+        }
+    }
+
+    /** The quorum-state file of a simulated disk. */
+    static final class MemoryQuorumStateStore implements QuorumStateStore {
+        private ElectionState state;
+
+        @Override
+        public ElectionState read() {
+            return state;
+        }
+
+        @Override
+        public void write(ElectionState state) {
+            this.state = state;
+        }
+    }
+}
