@@ -482,8 +482,10 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
             try {
                 channel.eventLoop().execute(() -> onMemoryGranted(bytes));
             } catch (RejectedExecutionException e) {
-                // The event loop is shut down: the frame will never be read, so the bytes go back.
-                memoryPool.release(bytes);
+                // The broker is shutting its event loops down: no connection reads any more, and
+                // the pool goes with them. (Releasing here would grant the next waiter, whose
+                // hop fails the same way, recursing once per waiting connection.)
+                LOG.debug("Event loop of connection {} is shut down; {} granted request bytes stay reserved", id(), bytes);
             }
         }
 

@@ -103,7 +103,7 @@ public final class SocketServer implements AutoCloseable {
             .option(ChannelOption.SO_REUSEADDR, true)
             .childOption(ChannelOption.TCP_NODELAY, true)
             .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
-            .childOption(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(RECEIVE_BUFFER_MIN_BYTES, RECEIVE_BUFFER_INITIAL_BYTES,
+            .childOption(ChannelOption.RECVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(RECEIVE_BUFFER_MIN_BYTES, RECEIVE_BUFFER_INITIAL_BYTES,
                 RECEIVE_BUFFER_MAX_BYTES).maxMessagesPerRead(READS_PER_LOOP_MAX))
             .childHandler(new ChannelInitializer<SocketChannel>() {
                 @Override
