@@ -44,6 +44,7 @@ public final class ServerConfig {
     public static final String NUM_NETWORK_THREADS = "num.network.threads";
     public static final String NUM_IO_THREADS = "num.io.threads";
     public static final String QUEUED_MAX_REQUESTS = "queued.max.requests";
+    public static final String QUEUED_MAX_REQUEST_BYTES = "queued.max.request.bytes";
     public static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
     public static final String SOCKET_SEND_BUFFER_BYTES = "socket.send.buffer.bytes";
     public static final String SOCKET_RECEIVE_BUFFER_BYTES = "socket.receive.buffer.bytes";
@@ -122,6 +123,9 @@ public final class ServerConfig {
             .define(NUM_NETWORK_THREADS, Type.INT, 3, ConfigDef.atLeast(1), "network event loop threads")
             .define(NUM_IO_THREADS, Type.INT, 8, ConfigDef.atLeast(1), "request handler threads")
             .define(QUEUED_MAX_REQUESTS, Type.INT, 500, ConfigDef.atLeast(1), "request channel depth before reading stops")
+            .define(QUEUED_MAX_REQUEST_BYTES, Type.LONG, null,
+                "request bytes buffered or in flight, all connections together, before reading stops; -1 (any value <= 0) for no bound; "
+                    + "unset: a quarter of the JVM's maximum direct memory, at least socket.request.max.bytes")
             .define(SOCKET_REQUEST_MAX_BYTES, Type.INT, 104_857_600, ConfigDef.atLeast(1), "largest request accepted")
             .define(SOCKET_SEND_BUFFER_BYTES, Type.INT, 102_400, "SO_SNDBUF; -1 for the OS default")
             .define(SOCKET_RECEIVE_BUFFER_BYTES, Type.INT, 102_400, "SO_RCVBUF; -1 for the OS default")
@@ -251,6 +255,13 @@ public final class ServerConfig {
         if (listeners().isEmpty()) {
             throw new ConfigException(LISTENERS + " must name at least one listener");
         }
+        Object queuedMaxRequestBytes = parsed.values().get(QUEUED_MAX_REQUEST_BYTES);
+        if (queuedMaxRequestBytes != null && getLong(QUEUED_MAX_REQUEST_BYTES) > 0
+            && getLong(QUEUED_MAX_REQUEST_BYTES) < getInt(SOCKET_REQUEST_MAX_BYTES)) {
+            // Kafka's rule: a request of the largest accepted size must fit, or its connection would wait forever.
+            throw new ConfigException(QUEUED_MAX_REQUEST_BYTES, queuedMaxRequestBytes,
+                "must be at least " + SOCKET_REQUEST_MAX_BYTES + " (" + getInt(SOCKET_REQUEST_MAX_BYTES) + "), or -1 for no bound");
+        }
         LogConfig.of(topicDefaults(), Map.of());
         if (getBoolean(METRICS_ENABLED)) {
             io.strata.server.metrics.MetricsHttpServer.Listener.parse(getString(METRICS_LISTENER));
@@ -341,6 +352,31 @@ public final class ServerConfig {
     /** Topic-key defaults derived from this broker's log settings. */
     public Map<String, String> topicDefaults() {
         return LogConfig.brokerDefaults(parsed.originals());
+    }
+
+    /**
+     * The bound on buffered request bytes ({@code queued.max.request.bytes}), or -1 for none.
+     * Unset, it is {@link #defaultQueuedMaxRequestBytes} of this JVM's maximum direct memory.
+     */
+    public long queuedMaxRequestBytes() {
+        int maxRequestBytes = getInt(SOCKET_REQUEST_MAX_BYTES);
+        if (parsed.values().get(QUEUED_MAX_REQUEST_BYTES) == null) {
+            return defaultQueuedMaxRequestBytes(maxRequestBytes, io.netty.util.internal.PlatformDependent.maxDirectMemory());
+        }
+        long configured = getLong(QUEUED_MAX_REQUEST_BYTES);
+        return configured > 0 ? configured : -1;
+    }
+
+    /**
+     * The bound when {@code queued.max.request.bytes} is unset (Kafka's default, -1, is no bound,
+     * which lets pipelining connections exhaust direct memory). Frames live in direct memory, and
+     * so do responses, socket reads and the allocator's partly used chunks: a quarter of
+     * {@code maxDirectMemoryBytes} leaves them the rest. At least one request of the largest
+     * size, so that it can always be read. With the default 1 GiB heap of {@code bin/strata}
+     * (maximum direct memory follows the heap), 256 MiB: two maximal requests and room to spare.
+     */
+    public static long defaultQueuedMaxRequestBytes(int maxRequestBytes, long maxDirectMemoryBytes) {
+        return Math.max(maxRequestBytes, maxDirectMemoryBytes / 4);
     }
 
     public boolean fsyncOnAck() {

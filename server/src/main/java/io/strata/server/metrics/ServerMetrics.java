@@ -9,6 +9,7 @@ import io.strata.metadata.TopicImage;
 import io.strata.server.StrataServer;
 import io.strata.server.network.RequestChannel;
 import io.strata.server.network.RequestHandlerPool;
+import io.strata.server.network.RequestMemoryPool;
 import io.strata.server.network.SocketServer;
 import io.strata.server.purgatory.DelayedOperationPurgatory;
 import io.strata.server.replica.Partition;
@@ -248,6 +249,16 @@ public final class ServerMetrics implements MetricsCollector {
                 .add(handlerIdle.update(now, pool.idleNanos(), pool.threadCount())));
         }
         SocketServer socketServer = server.socketServer();
+        if (socketServer != null) {
+            RequestMemoryPool memoryPool = socketServer.memoryPool();
+            out.add(MetricFamily.gauge("kafka_network_socketserver_memorypoolavailable",
+                "Bytes of queued.max.request.bytes not reserved by buffered or in-flight requests (about 9.2e18, Long.MAX_VALUE, when unbounded, as in Kafka).")
+                .add(memoryPool.availableBytes()));
+            out.add(MetricFamily.gauge("kafka_network_socketserver_memorypoolused", "Bytes reserved by requests buffered or in flight.")
+                .add(memoryPool.usedBytes()));
+            out.add(MetricFamily.gauge("strata_network_memorypool_waiting_connections",
+                "Connections not reading because their next request waits for request memory.").add(memoryPool.waitingCount()));
+        }
         if (socketServer != null && threadBean.isThreadCpuTimeSupported()) {
             out.add(MetricFamily.gauge("kafka_network_socketserver_networkprocessoravgidlepercent",
                 "Fraction (0-1) of time the network threads were off the CPU since the previous scrape.")

@@ -4,8 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.CorruptedFrameException;
-import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.strata.protocol.ApiMessage;
 import io.strata.protocol.Frames;
@@ -18,49 +16,88 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One client connection. Frames arrive already split by the length-prefix decoder; this
- * handler keeps them in arrival order and lets exactly one request per connection be in the
- * pipeline at a time, as Kafka does: clients rely on responses coming back in request order,
- * and an idempotent producer's pipelined batches must be appended in the order sent.
+ * One client connection: splits the socket's bytes into length-prefixed frames and lets exactly
+ * one request per connection be in the pipeline at a time, as Kafka does: clients rely on
+ * responses coming back in request order, and an idempotent producer's pipelined batches must
+ * be appended in the order sent.
  *
- * <p>Backpressure: when {@link #MAX_PENDING_FRAMES} frames wait, or the request channel is
- * full, the connection stops reading from its socket until it catches up.
+ * <p>Memory: a connection holds at most two requests: the one in the pipeline (request
+ * channel, handler, purgatory, response write) and one frame beyond it, complete or still
+ * arriving. Every frame's size is reserved in the broker's {@link RequestMemoryPool} when its
+ * length prefix has been read, before any of its bytes are buffered; a prefix of a negative size
+ * or above {@code socket.request.max.bytes} closes the connection instead. The reservation goes
+ * with the frame into its {@link Request} and is returned exactly once: when the request is
+ * answered (response written or failed to write, no response needed, or the connection closed
+ * instead), or when the frame is dropped because the connection closed first.
+ *
+ * <p>Backpressure: the connection stops reading from its socket (auto-read off) while its frame
+ * beyond the one in flight is complete, while that frame's reservation waits for the pool, and
+ * while the request channel is full; it resumes when the reason goes away. Bytes read but not
+ * yet framed (what one read returned after reading stopped) are not reserved; they are at most
+ * {@link #UNFRAMED_BYTES_MAX} (one read loop of {@link SocketServer}'s receive buffers), and a
+ * transport that delivers more while reading is off is a bug that closes the connection.
  *
  * <p>Threading: all state is confined to the channel's event loop, except the response
- * methods, which handler threads call and which hop onto the event loop.
+ * methods and the memory grant, which other threads call and which hop onto the event loop.
  */
 final class KafkaConnection extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(KafkaConnection.class);
-    /** Frames read ahead of the one being processed before reading stops. */
-    static final int MAX_PENDING_FRAMES = 16;
+    /** Bytes of the length prefix of a frame. */
+    private static final int SIZE_PREFIX_BYTES = Frames.SIZE_PREFIX_BYTES;
+    /**
+     * Unframed bytes a connection may hold: everything one read loop can deliver (messages per
+     * read times the largest receive buffer), the most that arrives after auto-read goes off.
+     */
+    static final int UNFRAMED_BYTES_MAX = SocketServer.READS_PER_LOOP_MAX * SocketServer.RECEIVE_BUFFER_MAX_BYTES;
     private static final AtomicLong IDS = new AtomicLong();
 
     private final String listenerName;
     private final RequestChannel requestChannel;
     private final ConnectionQuotas quotas;
     private final NetworkObserver observer;
-    private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>();
+    private final RequestMemoryPool memoryPool;
+    private final int maxRequestBytes;
+    private final MemoryWaiter memoryWaiter = new MemoryWaiter();
     private final String id;
     private Channel channel;
     private InetSocketAddress remoteAddress;
     private boolean counted;
+
+    /** Socket bytes not framed yet; null when there are none. */
+    private ByteBuf unframed;
+    /** The length prefix being read: its value so far and how many of its bytes were read. */
+    private int sizePrefix;
+    private int sizePrefixBytesRead;
+    /** The size of the frame after the one in flight once its prefix is read; -1 while reading a prefix. */
+    private int nextFrameSize = -1;
+    /** The next frame's reservation waits in the pool. */
+    private boolean awaitingMemory;
+    /** The next frame's bytes (its reservation granted), while they arrive. */
+    private ByteBuf nextFrame;
+    /** The next frame once complete, waiting for the one in flight; its {@code nextFrameSize} bytes are reserved. */
+    private ByteBuf completeFrame;
+    private int completeFrameReservedBytes;
+    /** A request of this connection is in the pipeline. */
     private boolean inFlight;
+    /** {@link #completeFrame} waits for room in the request channel. */
     private boolean parked;
+    /** The peer closed; what it sent before is still processed. */
+    private boolean inputClosed;
+    /** We closed; nothing more is processed. */
     private boolean closed;
 
-    KafkaConnection(String listenerName, RequestChannel requestChannel, ConnectionQuotas quotas) {
-        this(listenerName, requestChannel, quotas, NetworkObserver.NONE);
-    }
-
-    KafkaConnection(String listenerName, RequestChannel requestChannel, ConnectionQuotas quotas, NetworkObserver observer) {
+    KafkaConnection(String listenerName, RequestChannel requestChannel, ConnectionQuotas quotas, RequestMemoryPool memoryPool,
+                    int maxRequestBytes, NetworkObserver observer) {
         this.listenerName = listenerName;
         this.requestChannel = requestChannel;
         this.quotas = quotas;
+        this.memoryPool = memoryPool;
+        this.maxRequestBytes = maxRequestBytes;
         this.observer = observer;
         this.id = listenerName + "-" + IDS.incrementAndGet();
     }
@@ -81,12 +118,17 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
         return observer;
     }
 
+    RequestMemoryPool memoryPool() {
+        return memoryPool;
+    }
+
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
         channel = ctx.channel();
         remoteAddress = (InetSocketAddress) channel.remoteAddress();
         if (!quotas.tryAcquire(remoteAddress.getAddress())) {
             LOG.info("Refusing connection from {}: connection limit reached", remoteAddress);
+            closed = true;
             channel.close();
             return;
         }
@@ -97,33 +139,144 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object message) {
-        ByteBuf frame = (ByteBuf) message;
+        ByteBuf bytes = (ByteBuf) message;
         if (closed) {
-            frame.release();
+            bytes.release();
             return;
         }
-        pending.add(frame);
-        updateAutoRead();
+        appendUnframed(bytes);
+        if (unframed.readableBytes() > UNFRAMED_BYTES_MAX) {
+            LOG.warn("Closing connection {}: {} unframed bytes arrived while reading was off (at most {} expected)", id(),
+                unframed.readableBytes(), UNFRAMED_BYTES_MAX);
+            close();
+            return;
+        }
+        advance();
+    }
+
+    private void appendUnframed(ByteBuf bytes) {
+        if (unframed == null) {
+            unframed = bytes;
+            return;
+        }
+        // Only while reading is off do bytes stay unframed, so this copy is rare and small.
+        ByteBuf merged = channel.alloc().buffer(unframed.readableBytes() + bytes.readableBytes());
+        merged.writeBytes(unframed).writeBytes(bytes);
+        unframed.release();
+        bytes.release();
+        unframed = merged;
+    }
+
+    /**
+     * Moves everything as far as the limits allow: the complete frame into the pipeline, then
+     * unframed bytes into the next frame, then sets whether the socket is read.
+     */
+    private void advance() {
         maybeDispatch();
+        while (!closed && completeFrame == null && !awaitingMemory && unframed != null) {
+            if (nextFrame == null) {
+                readSizePrefix();
+            } else {
+                fillNextFrame();
+            }
+            if (unframed != null && !unframed.isReadable()) {
+                releaseUnframed();
+            }
+        }
+        if (inputClosed && !closed) {
+            discardWhatCannotComplete();
+        }
+        updateAutoRead();
+    }
+
+    private void readSizePrefix() {
+        while (sizePrefixBytesRead < SIZE_PREFIX_BYTES && unframed.isReadable()) {
+            sizePrefix = (sizePrefix << 8) | unframed.readUnsignedByte();
+            sizePrefixBytesRead++;
+        }
+        if (sizePrefixBytesRead < SIZE_PREFIX_BYTES) {
+            return;
+        }
+        int size = sizePrefix;
+        sizePrefix = 0;
+        sizePrefixBytesRead = 0;
+        if (size < 0 || size > maxRequestBytes) {
+            // Kafka's InvalidReceiveException: refused before a byte of the frame is buffered.
+            LOG.info("Closing connection {}: request size {} is outside 0..{} (socket.request.max.bytes)", id(), size, maxRequestBytes);
+            close();
+            return;
+        }
+        nextFrameSize = size;
+        if (memoryPool.tryReserve(size, memoryWaiter)) {
+            startNextFrame();
+        } else {
+            awaitingMemory = true;
+        }
+    }
+
+    /** Allocates the next frame's buffer; its bytes are reserved. */
+    private void startNextFrame() {
+        try {
+            nextFrame = channel.alloc().buffer(nextFrameSize, nextFrameSize);
+        } catch (OutOfMemoryError e) {
+            // Direct memory is exhausted by something the pool does not count; this connection goes, the broker stays.
+            LOG.warn("Closing connection {}: no memory for a request of {} bytes ({})", id(), nextFrameSize, e.toString());
+            memoryPool.release(nextFrameSize);
+            nextFrameSize = -1;
+            close();
+            return;
+        }
+        fillNextFrame();
+    }
+
+    private void fillNextFrame() {
+        if (unframed != null) {
+            nextFrame.writeBytes(unframed, Math.min(nextFrame.writableBytes(), unframed.readableBytes()));
+        }
+        if (nextFrame.writerIndex() == nextFrameSize) {
+            completeFrame = nextFrame;
+            completeFrameReservedBytes = nextFrameSize;
+            nextFrame = null;
+            nextFrameSize = -1;
+            maybeDispatch();
+        }
+    }
+
+    /** The pool granted the next frame's reservation. Event loop. */
+    private void onMemoryGranted(int bytes) {
+        if (!awaitingMemory || bytes != nextFrameSize) {
+            throw new IllegalStateException("unexpected memory grant on " + id() + ": bytes=" + bytes + " nextFrameSize=" + nextFrameSize
+                + " awaitingMemory=" + awaitingMemory);
+        }
+        awaitingMemory = false;
+        if (closed || (inputClosed && unframedBytes() < bytes)) {
+            // Granted after the connection closed (the cancel came too late), or for a frame that can no longer arrive.
+            memoryPool.release(bytes);
+            nextFrameSize = -1;
+            releaseUnframed();
+            advance();
+            return;
+        }
+        startNextFrame();
+        advance();
     }
 
     private void updateAutoRead() {
         if (!channel.isActive()) {
             return;
         }
-        boolean shouldRead = !closed && !parked && pending.size() < MAX_PENDING_FRAMES;
+        boolean shouldRead = !closed && completeFrame == null && !awaitingMemory;
         if (channel.config().isAutoRead() != shouldRead) {
             channel.config().setAutoRead(shouldRead);
         }
     }
 
-    /** Sends the oldest waiting frame into the pipeline if nothing of this connection is there. */
+    /** Sends the complete frame into the pipeline if nothing of this connection is there. */
     private void maybeDispatch() {
-        if (inFlight || parked || closed || pending.isEmpty()) {
+        if (inFlight || parked || closed || completeFrame == null) {
             return;
         }
-        ByteBuf frame = pending.peek();
-        ByteBuffer buffer = frame.nioBuffer();
+        ByteBuffer buffer = completeFrame.nioBuffer();
         RequestHeader header;
         try {
             header = Frames.parseRequestHeader(buffer);
@@ -132,24 +285,27 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
             close();
             return;
         }
-        Request request = new Request(this, header, frame, buffer.slice(), System.nanoTime());
+        Request request = new Request(this, header, completeFrame, completeFrameReservedBytes, buffer.slice(), System.nanoTime());
         if (!requestChannel.offer(request)) {
             parked = true;
-            updateAutoRead();
             requestChannel.park(this);
             return;
         }
-        pending.poll();
+        completeFrame = null;
+        completeFrameReservedBytes = 0;
         inFlight = true;
-        updateAutoRead();
     }
 
     /** Called by the request channel when it has room again; any thread. */
     void retryDispatch() {
-        channel.eventLoop().execute(() -> {
+        execute(() -> {
             parked = false;
-            maybeDispatch();
-            updateAutoRead();
+            if (closed) {
+                // This wake-up was meant for a connection that can use it.
+                requestChannel.wakeParked();
+                return;
+            }
+            advance();
         });
     }
 
@@ -183,37 +339,98 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
     }
 
     void completeWithoutResponse(Request request) {
-        channel.eventLoop().execute(() -> onAnswered(request));
+        execute(() -> onAnswered(request));
     }
 
     void closeForRequest(Request request, String reason) {
-        channel.eventLoop().execute(() -> {
+        execute(() -> {
             LOG.info("Closing connection {} after {}: {}", id(), request, reason);
-            onAnswered(request);
+            // Closed first, so that answering does not send the frame behind it into the pipeline.
             close();
+            onAnswered(request);
         });
+    }
+
+    private void execute(Runnable task) {
+        try {
+            channel.eventLoop().execute(task);
+        } catch (RejectedExecutionException e) {
+            // Only while the broker shuts its event loops down; the process is going away.
+            LOG.debug("Event loop of connection {} is shut down; dropping a task", id());
+        }
     }
 
     private void onAnswered(Request request) {
         observer.requestCompleted(request, System.nanoTime());
         request.release();
         inFlight = false;
-        maybeDispatch();
-        updateAutoRead();
+        advance();
     }
 
     private void close() {
-        if (!closed) {
-            closed = true;
-            releasePending();
-            channel.close();
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (completeFrame != null) {
+            completeFrame.release();
+            memoryPool.release(completeFrameReservedBytes);
+            completeFrame = null;
+        }
+        releaseNextFrame();
+        cancelMemoryWait();
+        releaseUnframed();
+        sizePrefix = 0;
+        sizePrefixBytesRead = 0;
+        channel.close();
+    }
+
+    /**
+     * After the peer closed: drops the frame that cannot fully arrive any more, with its
+     * reservation, and the bytes of it that did. Complete frames stay and are processed.
+     */
+    private void discardWhatCannotComplete() {
+        if (completeFrame != null) {
+            return;
+        }
+        if (awaitingMemory) {
+            if (unframedBytes() < nextFrameSize) {
+                cancelMemoryWait();
+                releaseUnframed();
+            }
+            return;
+        }
+        // Nothing is left unframed here (the loop in advance() framed it all): what started is incomplete.
+        releaseNextFrame();
+        sizePrefix = 0;
+        sizePrefixBytesRead = 0;
+    }
+
+    private void releaseNextFrame() {
+        if (nextFrame != null) {
+            nextFrame.release();
+            nextFrame = null;
+            memoryPool.release(nextFrameSize);
+            nextFrameSize = -1;
         }
     }
 
-    private void releasePending() {
-        ByteBuf frame;
-        while ((frame = pending.poll()) != null) {
-            frame.release();
+    /** Withdraws a waiting reservation; if the pool granted it already, {@link #onMemoryGranted} returns the bytes. */
+    private void cancelMemoryWait() {
+        if (awaitingMemory && memoryPool.cancel(memoryWaiter)) {
+            awaitingMemory = false;
+            nextFrameSize = -1;
+        }
+    }
+
+    private int unframedBytes() {
+        return unframed == null ? 0 : unframed.readableBytes();
+    }
+
+    private void releaseUnframed() {
+        if (unframed != null) {
+            unframed.release();
+            unframed = null;
         }
     }
 
@@ -221,6 +438,10 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
     public void channelInactive(ChannelHandlerContext ctx) {
         // Requests the peer sent before closing are still processed (an acks=0 producer closes
         // right after its last write); their responses, if any, go nowhere.
+        inputClosed = true;
+        if (!closed) {
+            advance();
+        }
         if (counted) {
             counted = false;
             quotas.release(remoteAddress.getAddress());
@@ -241,13 +462,36 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        if (cause instanceof TooLongFrameException || cause instanceof CorruptedFrameException) {
-            LOG.info("Closing connection {}: {}", id(), cause.getMessage());
-        } else if (cause instanceof IOException) {
+        if (cause instanceof IOException) {
             LOG.debug("Connection {} failed: {}", id(), cause.toString());
         } else {
             LOG.warn("Unexpected error on connection {}", id(), cause);
         }
         close();
+    }
+
+    /** State for tests: whether the connection reads its socket. */
+    boolean isReading() {
+        return channel.config().isAutoRead();
+    }
+
+    /** The pool's callback, on the releasing thread: hop onto this connection's event loop. */
+    private final class MemoryWaiter implements RequestMemoryPool.Waiter {
+        @Override
+        public void onGranted(int bytes) {
+            try {
+                channel.eventLoop().execute(() -> onMemoryGranted(bytes));
+            } catch (RejectedExecutionException e) {
+                // The broker is shutting its event loops down: no connection reads any more, and
+                // the pool goes with them. (Releasing here would grant the next waiter, whose
+                // hop fails the same way, recursing once per waiting connection.)
+                LOG.debug("Event loop of connection {} is shut down; {} granted request bytes stay reserved", id(), bytes);
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "connection " + id();
+        }
     }
 }

@@ -13,14 +13,17 @@ import java.nio.ByteBuffer;
  * answered exactly once through {@link #respond}, {@link #respondWithoutResponse} or
  * {@link #closeConnection}.
  *
- * <p>Ownership: the request owns its frame buffer until it is answered; the body and any
- * record sets parsed from it are views of that buffer and must not be used after the answer.
- * The network layer releases the buffer; handlers never touch reference counts.
+ * <p>Ownership: the request owns its frame buffer and the frame's reservation in the
+ * {@link RequestMemoryPool} until it is answered; the body and any record sets parsed from it
+ * are views of that buffer and must not be used after the answer. The network layer releases
+ * both, once, on its event loop; handlers never touch reference counts.
  */
 public final class Request {
     private final KafkaConnection connection;
     private final RequestHeader header;
     private final ByteBuf frame;
+    /** Bytes of {@link #frame} reserved in the connection's memory pool. */
+    private final int reservedBytes;
     private final ByteBuffer body;
     private final long receivedNanos;
     private volatile long dequeuedNanos;
@@ -30,11 +33,14 @@ public final class Request {
     private volatile long responseNanos;
     private ApiMessage parsedBody;
     private boolean answered;
+    /** Event loop only. */
+    private boolean released;
 
-    Request(KafkaConnection connection, RequestHeader header, ByteBuf frame, ByteBuffer body, long receivedNanos) {
+    Request(KafkaConnection connection, RequestHeader header, ByteBuf frame, int reservedBytes, ByteBuffer body, long receivedNanos) {
         this.connection = connection;
         this.header = header;
         this.frame = frame;
+        this.reservedBytes = reservedBytes;
         this.body = body;
         this.receivedNanos = receivedNanos;
     }
@@ -145,8 +151,14 @@ public final class Request {
         responseNanos = System.nanoTime();
     }
 
+    /** Frees the frame and returns its reservation to the pool. Once, on the connection's event loop, after the answer. */
     void release() {
+        if (released) {
+            throw new IllegalStateException("request released twice: " + this);
+        }
+        released = true;
         frame.release();
+        connection.memoryPool().release(reservedBytes);
     }
 
     @Override

@@ -47,6 +47,13 @@ public final class RequestChannel {
         return request;
     }
 
+    /** Passes a wake-up on to another parked connection (the woken one had closed). */
+    void wakeParked() {
+        if (queue.remainingCapacity() > 0) {
+            wakeOne();
+        }
+    }
+
     private void wakeOne() {
         KafkaConnection connection = parked.poll();
         if (connection != null) {

@@ -2,6 +2,7 @@ package io.strata.server.network;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -15,7 +16,6 @@ import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.strata.server.config.ServerConfig;
 import io.strata.server.config.ServerConfig.Endpoint;
@@ -29,16 +29,28 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The network layer: one acceptor thread and {@code num.network.threads} event loops that
- * read length-prefixed frames (refusing any whose prefix exceeds
- * {@code socket.request.max.bytes} before buffering it), feed {@link KafkaConnection}s, and
- * write responses. Uses epoll where available.
+ * read length-prefixed frames into {@link KafkaConnection}s (refusing any whose prefix exceeds
+ * {@code socket.request.max.bytes} before buffering it, and buffering none whose size the
+ * {@link RequestMemoryPool} of {@code queued.max.request.bytes} has not granted) and write
+ * responses. Uses epoll where available.
+ *
+ * <p>Memory held for requests, all connections together: at most the pool's capacity in
+ * frames, plus per connection at most {@link KafkaConnection#UNFRAMED_BYTES_MAX} bytes read but
+ * not yet framed (in practice one receive buffer of up to {@link #RECEIVE_BUFFER_MAX_BYTES}).
  */
 public final class SocketServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SocketServer.class);
+    /** Largest buffer one socket read fills (Netty's adaptive default, stated here because unframed bytes are bounded by it). */
+    static final int RECEIVE_BUFFER_MAX_BYTES = 64 * 1024;
+    private static final int RECEIVE_BUFFER_MIN_BYTES = 64;
+    private static final int RECEIVE_BUFFER_INITIAL_BYTES = 2048;
+    /** Reads one event-loop pass makes on a connection before serving others (Netty's default for stream channels). */
+    static final int READS_PER_LOOP_MAX = 16;
 
     private final ServerConfig config;
     private final RequestChannel requestChannel;
     private final ConnectionQuotas quotas;
+    private final RequestMemoryPool memoryPool;
     private final EventLoopGroup acceptor;
     private final EventLoopGroup eventLoops;
     private final Class<? extends ServerChannel> channelType;
@@ -55,6 +67,11 @@ public final class SocketServer implements AutoCloseable {
         this.requestChannel = requestChannel;
         this.observer = observer;
         this.quotas = new ConnectionQuotas(config.getInt(ServerConfig.MAX_CONNECTIONS), config.getInt(ServerConfig.MAX_CONNECTIONS_PER_IP));
+        int maxRequestBytes = config.getInt(ServerConfig.SOCKET_REQUEST_MAX_BYTES);
+        long queuedMaxRequestBytes = config.queuedMaxRequestBytes();
+        this.memoryPool = queuedMaxRequestBytes > 0 ? RequestMemoryPool.bounded(queuedMaxRequestBytes, maxRequestBytes)
+            : RequestMemoryPool.unbounded(maxRequestBytes);
+        LOG.info("Request memory pool: {}", memoryPool.isBounded() ? memoryPool.capacityBytes() + " bytes" : "unbounded");
         boolean epoll = Epoll.isAvailable();
         IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         this.channelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
@@ -86,14 +103,14 @@ public final class SocketServer implements AutoCloseable {
             .option(ChannelOption.SO_REUSEADDR, true)
             .childOption(ChannelOption.TCP_NODELAY, true)
             .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+            .childOption(ChannelOption.RECVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(RECEIVE_BUFFER_MIN_BYTES, RECEIVE_BUFFER_INITIAL_BYTES,
+                RECEIVE_BUFFER_MAX_BYTES).maxMessagesPerRead(READS_PER_LOOP_MAX))
             .childHandler(new ChannelInitializer<SocketChannel>() {
                 @Override
                 protected void initChannel(SocketChannel channel) {
                     channel.pipeline()
                         .addLast("idle", new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS))
-                        // failFast: a prefix above the limit closes the connection before any of the frame is buffered.
-                        .addLast("frames", new LengthFieldBasedFrameDecoder(maxRequestBytes, 0, 4, 0, 4, true))
-                        .addLast("connection", new KafkaConnection(listenerName, requestChannel, quotas, observer));
+                        .addLast("connection", new KafkaConnection(listenerName, requestChannel, quotas, memoryPool, maxRequestBytes, observer));
                 }
             });
         int sendBuffer = config.getInt(ServerConfig.SOCKET_SEND_BUFFER_BYTES);
@@ -118,6 +135,11 @@ public final class SocketServer implements AutoCloseable {
     /** The first listener's name. */
     public String firstListenerName() {
         return listeners.keySet().iterator().next();
+    }
+
+    /** The budget of buffered request bytes ({@code queued.max.request.bytes}). */
+    public RequestMemoryPool memoryPool() {
+        return memoryPool;
     }
 
     public int connectionCount() {
