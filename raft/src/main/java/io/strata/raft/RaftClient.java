@@ -68,6 +68,17 @@ public final class RaftClient {
         }
     }
 
+    /**
+     * How long the leader holds a Fetch that finds nothing new (Kafka's quorum uses 500 ms):
+     * the follower learns of new entries and of a moved high watermark as soon as they happen,
+     * without polling.
+     */
+    static final int FETCH_MAX_WAIT_MS = 500;
+
+    /** A Fetch the leader holds until there is something to say or its wait is over. */
+    private record ParkedFetch(RaftMessage request, long deadlineMs) {
+    }
+
     /** A request sent and not yet answered. */
     private record Pending(int destination, ApiMessageType api, int epoch, boolean preVote, long sentMs) {
     }
@@ -82,6 +93,9 @@ public final class RaftClient {
     private final Random random;
     private final ArrayDeque<RaftMessage> inbound = new ArrayDeque<>();
     private final Map<Long, Pending> pending = new HashMap<>();
+    private final List<ParkedFetch> parkedFetches = new ArrayList<>();
+    /** Something happened that a held Fetch should hear about (an append, a new high watermark). */
+    private boolean wakeParkedFetches;
     private long nextCorrelationId;
     private long nextFetchMs;
     private int lastNotifiedEpoch = -1;
@@ -153,7 +167,9 @@ public final class RaftClient {
         if (!quorum.isLeader() || values.isEmpty()) {
             return -1;
         }
-        return log.appendAsLeader(values, quorum.epoch(), nowMs);
+        long lastOffset = log.appendAsLeader(values, quorum.epoch(), nowMs);
+        wakeParkedFetches = true;
+        return lastOffset;
     }
 
     /** Leaves leadership (graceful shutdown): the voters are told to elect another leader at once. */
@@ -176,7 +192,38 @@ public final class RaftClient {
         }
         expirePending(nowMs);
         pollState(nowMs);
+        completeParkedFetches(nowMs);
         notifyLeaderChange();
+    }
+
+    /**
+     * Answers the held Fetch requests that are due: all of them after an append, a new high
+     * watermark or a change of role, else those whose wait is over. The leader flushes before
+     * answering, so an entry it sends is durable here first.
+     */
+    private void completeParkedFetches(long nowMs) {
+        if (parkedFetches.isEmpty()) {
+            wakeParkedFetches = false;
+            return;
+        }
+        if (wakeParkedFetches && quorum.state() instanceof LeaderState leader) {
+            pollLeader(leader, nowMs);
+        }
+        boolean all = wakeParkedFetches || !quorum.isLeader();
+        wakeParkedFetches = false;
+        List<ParkedFetch> due = new ArrayList<>();
+        Iterator<ParkedFetch> parked = parkedFetches.iterator();
+        while (parked.hasNext()) {
+            ParkedFetch fetch = parked.next();
+            if (all || nowMs >= fetch.deadlineMs()) {
+                due.add(fetch);
+                parked.remove();
+            }
+        }
+        for (ParkedFetch fetch : due) {
+            FetchResponseData response = handleFetchRequest((FetchRequestData) fetch.request().data(), nowMs);
+            transport.send(new RaftMessage(localId, fetch.request().source(), fetch.request().correlationId(), response, false));
+        }
     }
 
     // ------------------------------------------------------------------ roles
@@ -307,7 +354,24 @@ public final class RaftClient {
             case FETCH -> handleFetchRequest((FetchRequestData) request.data(), nowMs);
             default -> throw new IllegalArgumentException("node " + localId + " got a request the quorum does not serve: " + request);
         };
+        if (response instanceof FetchResponseData fetch && isEmptyAnswer(fetch) && ((FetchRequestData) request.data()).maxWaitMs() > 0) {
+            // Replace an earlier held Fetch of the same replica: it gave up on that one.
+            parkedFetches.removeIf(parked -> parked.request().source() == request.source());
+            long waitMs = Math.min(((FetchRequestData) request.data()).maxWaitMs(), FETCH_MAX_WAIT_MS);
+            parkedFetches.add(new ParkedFetch(request, nowMs + waitMs));
+            return;
+        }
         transport.send(new RaftMessage(localId, request.source(), request.correlationId(), response, false));
+    }
+
+    /** A successful Fetch answer without records or divergence: worth holding until there is news. */
+    private static boolean isEmptyAnswer(FetchResponseData response) {
+        if (response.errorCode() != ErrorCode.NONE.code() || response.responses().isEmpty()) {
+            return false;
+        }
+        FetchResponseData.PartitionData data = response.responses().get(0).partitions().get(0);
+        return data.errorCode() == ErrorCode.NONE.code() && data.divergingEpoch().epoch() < 0
+            && (data.records() == null || data.records().sizeInBytes() == 0);
     }
 
     private boolean wrongCluster(String requestClusterId) {
@@ -625,7 +689,7 @@ public final class RaftClient {
             follower.updateHighWatermark(highWatermark);
             publishHighWatermark(follower.highWatermark());
         }
-        nextFetchMs = appended ? nowMs : nowMs + config.retryBackoffMs();
+        nextFetchMs = nowMs; // an empty answer was held by the leader already: ask again at once
     }
 
     private void truncateToDivergence(FollowerState follower, FetchResponseData.EpochEndOffset diverging) {
@@ -709,7 +773,7 @@ public final class RaftClient {
         FetchRequestData request = new FetchRequestData()
             .setClusterId(clusterId)
             .setReplicaState(new FetchRequestData.ReplicaState().setReplicaId(localId).setReplicaEpoch(-1))
-            .setMaxWaitMs(0)
+            .setMaxWaitMs(FETCH_MAX_WAIT_MS)
             .setMinBytes(0)
             .setMaxBytes(config.fetchMaxBytes());
         request.topics().add(topic);
@@ -753,6 +817,7 @@ public final class RaftClient {
     private void publishHighWatermark(long highWatermark) {
         if (highWatermark > quorum.highWatermark()) {
             quorum.updateHighWatermark(highWatermark);
+            wakeParkedFetches = true;
             listener.onHighWatermark(highWatermark);
         }
     }
