@@ -31,6 +31,8 @@ public final class LeaderState implements EpochState {
     private final Map<Integer, Long> voterEndOffsets = new HashMap<>();
     private final Map<Integer, Long> voterLastFetchMs = new HashMap<>();
     private final Set<Integer> beginEpochUnacked = new HashSet<>();
+    /** What DescribeQuorum reports per replica, voters and observers alike. */
+    private final Map<Integer, ReplicaProgress> progress = new HashMap<>();
     final Timer beginEpochRetryTimer;
     private long highWatermark;
 
@@ -89,12 +91,35 @@ public final class LeaderState implements EpochState {
     }
 
     /**
-     * Records a voter's fetch at {@code fetchOffset} (everything below it is in its log, and
-     * flushed: followers flush before fetching again); returns whether the high watermark moved.
+     * A replica's progress as DescribeQuorum reports it. It was caught up at the last time its
+     * fetch offset reached the leader's log end, or reached the log end the leader had at the
+     * replica's previous fetch (then it was caught up as of that fetch), as Kafka computes it.
      */
-    boolean updateReplica(int voterId, long fetchOffset, long nowMs) {
+    public record ReplicaProgress(long logEndOffset, long lastFetchMs, long lastCaughtUpMs, long leaderEndOffsetAtFetch) {
+    }
+
+    /** Every replica that fetched in this epoch, by id. */
+    public Map<Integer, ReplicaProgress> progress() {
+        return Collections.unmodifiableMap(progress);
+    }
+
+    /**
+     * Records a replica's fetch at {@code fetchOffset} (everything below it is in its log, and
+     * flushed: followers flush before fetching again); returns whether the high watermark moved.
+     * Observers are tracked for DescribeQuorum but do not count towards the high watermark.
+     */
+    boolean updateReplica(int replicaId, long fetchOffset, long leaderEndOffset, long nowMs) {
+        ReplicaProgress previous = progress.get(replicaId);
+        long caughtUpMs = previous == null ? -1 : previous.lastCaughtUpMs();
+        if (fetchOffset >= leaderEndOffset) {
+            caughtUpMs = nowMs;
+        } else if (previous != null && fetchOffset >= previous.leaderEndOffsetAtFetch()) {
+            caughtUpMs = Math.max(caughtUpMs, previous.lastFetchMs());
+        }
+        progress.put(replicaId, new ReplicaProgress(fetchOffset, nowMs, caughtUpMs, leaderEndOffset));
+        int voterId = replicaId;
         if (!voterEndOffsets.containsKey(voterId)) {
-            return false; // observers do not count towards the high watermark
+            return false;
         }
         voterLastFetchMs.put(voterId, nowMs);
         voterEndOffsets.put(voterId, fetchOffset);

@@ -7,6 +7,7 @@ import io.strata.protocol.Message;
 import io.strata.protocol.message.ApiMessageType;
 import io.strata.protocol.message.BeginQuorumEpochRequestData;
 import io.strata.protocol.message.BeginQuorumEpochResponseData;
+import io.strata.protocol.message.DescribeQuorumResponseData;
 import io.strata.protocol.message.EndQuorumEpochRequestData;
 import io.strata.protocol.message.EndQuorumEpochResponseData;
 import io.strata.protocol.message.FetchRequestData;
@@ -344,6 +345,44 @@ public final class RaftClient {
         return buffer.array();
     }
 
+    /**
+     * The quorum as the leader sees it, for DescribeQuorum: leader, epoch, high watermark, and
+     * per voter and observer the log end offset and the last fetch and caught-up times. A
+     * replica that is not the leader answers NOT_LEADER_OR_FOLLOWER, as Kafka's do.
+     */
+    public DescribeQuorumResponseData.PartitionData describeQuorum(long nowMs) {
+        DescribeQuorumResponseData.PartitionData partition = new DescribeQuorumResponseData.PartitionData().setPartitionIndex(PARTITION);
+        if (!(quorum.state() instanceof LeaderState leader)) {
+            return partition.setErrorCode(ErrorCode.NOT_LEADER_OR_FOLLOWER.code()).setLeaderId(quorum.leaderId()).setLeaderEpoch(quorum.epoch());
+        }
+        partition.setErrorCode(ErrorCode.NONE.code())
+            .setLeaderId(localId)
+            .setLeaderEpoch(leader.epoch())
+            .setHighWatermark(quorum.highWatermark());
+        for (int voter : new TreeSet<>(quorum.voters())) {
+            partition.currentVoters().add(replicaState(voter, leader, nowMs));
+        }
+        for (int replica : new TreeSet<>(leader.progress().keySet())) {
+            if (!quorum.isVoter(replica)) {
+                partition.observers().add(replicaState(replica, leader, nowMs));
+            }
+        }
+        return partition;
+    }
+
+    private DescribeQuorumResponseData.ReplicaState replicaState(int replicaId, LeaderState leader, long nowMs) {
+        DescribeQuorumResponseData.ReplicaState state = new DescribeQuorumResponseData.ReplicaState().setReplicaId(replicaId);
+        if (replicaId == localId) {
+            return state.setLogEndOffset(log.endOffset().offset()).setLastFetchTimestamp(nowMs).setLastCaughtUpTimestamp(nowMs);
+        }
+        LeaderState.ReplicaProgress progress = leader.progress().get(replicaId);
+        if (progress == null) {
+            return state.setLogEndOffset(-1).setLastFetchTimestamp(-1).setLastCaughtUpTimestamp(-1);
+        }
+        return state.setLogEndOffset(progress.logEndOffset()).setLastFetchTimestamp(progress.lastFetchMs())
+            .setLastCaughtUpTimestamp(progress.lastCaughtUpMs());
+    }
+
     // ------------------------------------------------------------------ requests
 
     private void handleRequest(RaftMessage request, long nowMs) {
@@ -542,7 +581,7 @@ public final class RaftClient {
             data.setHighWatermark(leader.highWatermark()).setRecords(MemoryRecords.EMPTY);
             return;
         }
-        if (leader.updateReplica(replicaId, fetchOffset, nowMs)) {
+        if (leader.updateReplica(replicaId, fetchOffset, log.endOffset().offset(), nowMs)) {
             publishHighWatermark(leader.highWatermark());
         }
         Records records = fetchOffset < log.endOffset().offset() ? log.read(fetchOffset, config.fetchMaxBytes()) : MemoryRecords.EMPTY;

@@ -112,6 +112,21 @@ final class RaftSimulation {
         }
     }
 
+    /** The running replicas' clients, by node id. */
+    Map<Integer, RaftClient> clients() {
+        Map<Integer, RaftClient> clients = new TreeMap<>();
+        for (Node node : nodes.values()) {
+            if (node.isUp()) {
+                clients.put(node.id, node.client);
+            }
+        }
+        return clients;
+    }
+
+    long nowMs() {
+        return nowMs;
+    }
+
     long committedCount() {
         return committed.size();
     }
