@@ -250,6 +250,8 @@ public final class RaftClient {
         } else if (state instanceof UnattachedState unattached) {
             if (quorum.isVoter() && unattached.electionTimer.isExpired(nowMs)) {
                 startPreVote(nowMs);
+            } else if (!quorum.isVoter() && nowMs >= nextFetchMs && !hasPending(ApiMessageType.FETCH)) {
+                sendFetch(randomVoter(), unattached.epoch(), nowMs); // an observer discovers the leader by fetching
             }
         } else if (state instanceof ResignedState resigned) {
             if (resigned.electionTimer.isExpired(nowMs)) {
@@ -290,10 +292,15 @@ public final class RaftClient {
                 startPreVote(nowMs);
                 return;
             }
-            follower.fetchTimer.reset(nowMs + config.fetchTimeoutMs()); // an observer keeps trying its leader
+            // An observer cannot campaign: it asks a random voter, whose answer names the leader.
+            follower.fetchTimer.reset(nowMs + config.fetchTimeoutMs());
+            if (!hasPending(ApiMessageType.FETCH)) {
+                sendFetch(randomVoter(), follower.epoch(), nowMs);
+            }
+            return;
         }
         if (nowMs >= nextFetchMs && !hasPending(ApiMessageType.FETCH)) {
-            sendFetch(follower, nowMs);
+            sendFetch(follower.leaderId(), follower.epoch(), nowMs);
         }
     }
 
@@ -693,7 +700,8 @@ public final class RaftClient {
     private void handleFetchResponse(Pending request, FetchResponseData response, long nowMs) {
         if (!(quorum.state() instanceof FollowerState follower) || follower.epoch() != request.epoch()
             || follower.leaderId() != request.destination()) {
-            return; // an answer from an earlier role
+            learnLeaderFromFetch(request, response, nowMs);
+            return;
         }
         if (response.errorCode() != ErrorCode.NONE.code() || response.responses().isEmpty()
             || response.responses().get(0).partitions().isEmpty()) {
@@ -729,6 +737,26 @@ public final class RaftClient {
             publishHighWatermark(follower.highWatermark());
         }
         nextFetchMs = nowMs; // an empty answer was held by the leader already: ask again at once
+    }
+
+    /**
+     * An answer to a Fetch sent to a replica that is not (or no longer) our leader, as an
+     * observer sends them to find the leader: follow whoever it names.
+     */
+    private void learnLeaderFromFetch(Pending request, FetchResponseData response, long nowMs) {
+        if (request.epoch() != quorum.epoch() || response.responses().isEmpty() || response.responses().get(0).partitions().isEmpty()) {
+            return;
+        }
+        FetchResponseData.LeaderIdAndEpoch leader = response.responses().get(0).partitions().get(0).currentLeader();
+        if (!maybeAdvance(leader.leaderEpoch(), leader.leaderId(), nowMs)) {
+            nextFetchMs = nowMs + config.retryBackoffMs();
+        }
+    }
+
+    private int randomVoter() {
+        List<Integer> others = new ArrayList<>(new TreeSet<>(quorum.voters()));
+        others.remove(Integer.valueOf(localId));
+        return others.get(random.nextInt(others.size()));
     }
 
     private void truncateToDivergence(FollowerState follower, FetchResponseData.EpochEndOffset diverging) {
@@ -798,11 +826,11 @@ public final class RaftClient {
         resigned.endEpochRetryTimer.reset(nowMs + config.requestTimeoutMs());
     }
 
-    private void sendFetch(FollowerState follower, long nowMs) {
+    private void sendFetch(int destination, int epoch, long nowMs) {
         OffsetAndEpoch end = log.endOffset();
         FetchRequestData.FetchPartition partition = new FetchRequestData.FetchPartition()
             .setPartition(PARTITION)
-            .setCurrentLeaderEpoch(follower.epoch())
+            .setCurrentLeaderEpoch(epoch)
             .setFetchOffset(end.offset())
             .setLastFetchedEpoch(end.epoch())
             .setLogStartOffset(0)
@@ -816,7 +844,7 @@ public final class RaftClient {
             .setMinBytes(0)
             .setMaxBytes(config.fetchMaxBytes());
         request.topics().add(topic);
-        send(follower.leaderId(), request, new Pending(follower.leaderId(), ApiMessageType.FETCH, follower.epoch(), false, nowMs));
+        send(destination, request, new Pending(destination, ApiMessageType.FETCH, epoch, false, nowMs));
     }
 
     private void send(int destination, ApiMessage request, Pending expectation) {

@@ -37,4 +37,18 @@ class DescribeQuorumTest {
         assertThat(refused.errorCode()).isEqualTo(ErrorCode.NOT_LEADER_OR_FOLLOWER.code());
         assertThat(refused.leaderId()).isEqualTo(leader.localId());
     }
+
+    @Test
+    void observersAreListedApartFromVoters() {
+        RaftSimulation simulation = new RaftSimulation(11, 3, 2, RaftSimulationTest.CONFIG, RaftSimulation.Faults.NONE);
+        simulation.run(5_000);
+        simulation.healAndConverge(2_000);
+        RaftClient leader = simulation.clients().values().stream().filter(RaftClient::isLeader).findFirst().orElseThrow();
+        DescribeQuorumResponseData.PartitionData described = leader.describeQuorum(simulation.nowMs());
+        assertThat(described.currentVoters()).extracting(DescribeQuorumResponseData.ReplicaState::replicaId).containsExactly(1, 2, 3);
+        assertThat(described.observers()).extracting(DescribeQuorumResponseData.ReplicaState::replicaId).containsExactly(101, 102);
+        for (DescribeQuorumResponseData.ReplicaState observer : described.observers()) {
+            assertThat(observer.logEndOffset()).isEqualTo(leader.log().endOffset().offset());
+        }
+    }
 }

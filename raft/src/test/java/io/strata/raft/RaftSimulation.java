@@ -96,6 +96,11 @@ final class RaftSimulation {
     private boolean faultsOn = true;
 
     RaftSimulation(long seed, int voterCount, RaftConfig config, Faults faults) {
+        this(seed, voterCount, 0, config, faults);
+    }
+
+    /** {@code observerCount} replicas (ids 101, 102, ...) follow the log without voting, as brokers do. */
+    RaftSimulation(long seed, int voterCount, int observerCount, RaftConfig config, Faults faults) {
         this.seed = seed;
         this.random = new Random(seed);
         this.config = config;
@@ -104,6 +109,10 @@ final class RaftSimulation {
             voters.add(id);
         }
         for (int id : voters) {
+            nodes.put(id, new Node(id));
+            side.put(id, 0);
+        }
+        for (int id = 101; id <= 100 + observerCount; id++) {
             nodes.put(id, new Node(id));
             side.put(id, 0);
         }
@@ -323,6 +332,9 @@ final class RaftSimulation {
         MockLog.Entry entry = committed.get(latest);
         int durable = 0;
         for (Node node : nodes.values()) {
+            if (!voters.contains(node.id)) {
+                continue;
+            }
             MockLog.Entry held = node.log.entry(latest);
             if (held != null && held.sameAs(entry) && latest < node.log.flushedOffset()) {
                 durable++;

@@ -47,6 +47,15 @@ class RaftSimulationTest {
 
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("seeds")
+    void observersFollowTheLogWithoutVoting(long seed) {
+        RaftSimulation simulation = new RaftSimulation(seed, 3, 2, CONFIG, new RaftSimulation.Faults(0.02, 20, 0.3, 0.2));
+        simulation.run(20_000);
+        simulation.healAndConverge(15_000);
+        assertThat(simulation.committedCount()).as("progress").isGreaterThan(10);
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
     void aSingleVoterLeadsAtOnce(long seed) {
         RaftSimulation simulation = new RaftSimulation(seed, 1, CONFIG, RaftSimulation.Faults.NONE);
         simulation.run(5_000);
