@@ -90,6 +90,8 @@ final class RaftSimulation {
     private final Map<Integer, Integer> leaderOfEpoch = new HashMap<>();
     /** Node id -> the partition side it is on; messages between sides are lost. */
     private final Map<Integer, Integer> side = new HashMap<>();
+    /** Links cut by a test, as "a-b" for both directions; these stay cut also after healing. */
+    private final Set<String> cutLinks = new HashSet<>();
     private long nowMs;
     private long sequence;
     private long writes;
@@ -134,6 +136,18 @@ final class RaftSimulation {
 
     long nowMs() {
         return nowMs;
+    }
+
+    /** Cuts the links between {@code node} and each of {@code peers}, both ways, until {@link #restoreLinks()}. */
+    void cutLinks(int node, Set<Integer> peers) {
+        for (int peer : peers) {
+            cutLinks.add(node + "-" + peer);
+            cutLinks.add(peer + "-" + node);
+        }
+    }
+
+    void restoreLinks() {
+        cutLinks.clear();
     }
 
     long committedCount() {
@@ -241,6 +255,9 @@ final class RaftSimulation {
         }
         if (faultsOn && (random.nextDouble() < faults.dropProbability()
             || !side.get(message.source()).equals(side.get(message.destination())))) {
+            return;
+        }
+        if (cutLinks.contains(message.source() + "-" + message.destination())) {
             return;
         }
         RaftMessage decoded = roundTrip(message);
