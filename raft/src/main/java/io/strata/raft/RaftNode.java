@@ -1,0 +1,239 @@
+package io.strata.raft;
+
+import io.strata.common.Time;
+import io.strata.protocol.ApiMessage;
+import io.strata.protocol.message.ApiMessageType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * Runs one {@link RaftClient} on its own thread for a real node: requests from the network and
+ * appends from the controller reach it through one bounded queue; the thread polls the client
+ * at least every {@link #POLL_INTERVAL_MS} ms and whenever something arrives.
+ *
+ * <p>Outgoing requests go through a {@link RequestSender} (the inter-broker client), whose
+ * answers come back through the queue; answers to incoming requests complete the future that
+ * {@link #handleRequest} returned. Nothing here blocks the network threads: a full queue fails
+ * the request at once, and the peer retries on its timers as it would after a lost message.
+ *
+ * <p>The state other threads read ({@link #leaderId()}, {@link #epoch()},
+ * {@link #highWatermark()}) is published after every poll.
+ */
+public final class RaftNode implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RaftNode.class);
+    /** The longest the thread sleeps between polls; the client's timers are at least this coarse. */
+    static final long POLL_INTERVAL_MS = 10;
+    /** Inbound requests, answers and appends that may wait for the thread. */
+    static final int QUEUE_CAPACITY = 10_000;
+
+    /** Sends a request to another node; the future completes with its answer or fails. */
+    @FunctionalInterface
+    public interface RequestSender {
+        CompletableFuture<ApiMessage> send(int destination, ApiMessageType api, short version, ApiMessage request);
+    }
+
+    private sealed interface Event permits Inbound, Append, Stop {
+    }
+
+    /** Ends the thread after resigning if {@code resign}. */
+    private record Stop(boolean resign) implements Event {
+    }
+
+    private record Inbound(RaftMessage message) implements Event {
+    }
+
+    private record Append(List<byte[]> values, CompletableFuture<Long> result) implements Event {
+    }
+
+    private final int localId;
+    private final RaftClient client;
+    private final RequestSender sender;
+    private final Time time;
+    private final BlockingQueue<Event> queue = new ArrayBlockingQueue<>(QUEUE_CAPACITY);
+    /** Answers owed to the network, by the correlation id given to the request here. */
+    private final Map<Long, CompletableFuture<ApiMessage>> owedAnswers = new HashMap<>();
+    private final AtomicLong nextInboundCorrelationId = new AtomicLong();
+    private final Thread thread;
+    private volatile boolean running = true;
+    private volatile int publishedEpoch;
+    private volatile int publishedLeaderId = -1;
+    private volatile long publishedHighWatermark;
+
+    /**
+     * @param listener told about committed offsets and leader changes, on the quorum's thread
+     */
+    public RaftNode(int localId, Set<Integer> voters, String clusterId, RaftConfig config, RaftLog log, QuorumStateStore store,
+                    RequestSender sender, Time time, java.util.Random random, RaftClient.Listener listener) {
+        this.localId = localId;
+        this.sender = sender;
+        this.time = time;
+        this.client = new RaftClient(localId, voters, clusterId, config, log, store, this::transmit, random, listener);
+        this.client.initialize(time.milliseconds());
+        publish();
+        this.thread = new Thread(this::run, "strata-raft-" + localId);
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    public int localId() {
+        return localId;
+    }
+
+    public int epoch() {
+        return publishedEpoch;
+    }
+
+    public int leaderId() {
+        return publishedLeaderId;
+    }
+
+    public boolean isLeader() {
+        return publishedLeaderId == localId;
+    }
+
+    public long highWatermark() {
+        return publishedHighWatermark;
+    }
+
+    /**
+     * Hands a quorum request from node {@code sourceId} to the replica; the future completes
+     * with the answer to send back, or fails if the replica cannot take it now (the peer then
+     * retries as after a lost message).
+     */
+    public CompletableFuture<ApiMessage> handleRequest(int sourceId, ApiMessage request) {
+        CompletableFuture<ApiMessage> answer = new CompletableFuture<>();
+        long correlationId = nextInboundCorrelationId.getAndIncrement();
+        synchronized (owedAnswers) {
+            owedAnswers.put(correlationId, answer);
+        }
+        if (!offer(new Inbound(new RaftMessage(sourceId, localId, correlationId, request, true)))) {
+            synchronized (owedAnswers) {
+                owedAnswers.remove(correlationId);
+            }
+            answer.completeExceptionally(new IllegalStateException("the quorum of node " + localId + " is busy or stopped"));
+        }
+        return answer;
+    }
+
+    /**
+     * Appends {@code values} as one batch if this node leads; the future completes with the last
+     * offset (committed once the high watermark passes it), or -1 if it does not lead.
+     */
+    public CompletableFuture<Long> append(List<byte[]> values) {
+        CompletableFuture<Long> result = new CompletableFuture<>();
+        if (!offer(new Append(List.copyOf(values), result))) {
+            result.complete(-1L);
+        }
+        return result;
+    }
+
+    private boolean offer(Event event) {
+        return running && queue.offer(event);
+    }
+
+    /** The client's outgoing messages: requests to the sender, answers to whoever is owed one. */
+    private void transmit(RaftMessage message) {
+        if (!message.isRequest()) {
+            CompletableFuture<ApiMessage> answer;
+            synchronized (owedAnswers) {
+                answer = owedAnswers.remove(message.correlationId());
+            }
+            if (answer != null) {
+                answer.complete(message.data());
+            }
+            return;
+        }
+        short version = RaftMessage.version(message.api());
+        sender.send(message.destination(), message.api(), version, message.data()).whenComplete((response, failure) -> {
+            if (failure == null && response != null) {
+                offer(new Inbound(new RaftMessage(message.destination(), localId, message.correlationId(), response, false)));
+            }
+            // A failed request is forgotten here; the client times it out and resends on its timers.
+        });
+    }
+
+    private void run() {
+        while (running) {
+            try {
+                Event event = queue.poll(POLL_INTERVAL_MS, TimeUnit.MILLISECONDS);
+                while (event != null && running) {
+                    handle(event);
+                    event = running ? queue.poll() : null;
+                }
+                if (running) {
+                    client.poll(time.milliseconds());
+                }
+                publish();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (RuntimeException e) {
+                // A bug or an I/O failure of the log: the replica cannot go on safely.
+                LOG.error("The quorum replica of node {} failed and stops", localId, e);
+                running = false;
+            }
+        }
+    }
+
+    private void handle(Event event) {
+        long nowMs = time.milliseconds();
+        if (event instanceof Inbound inbound) {
+            client.receive(inbound.message());
+        } else if (event instanceof Append append) {
+            append.result().complete(client.append(append.values(), nowMs));
+        } else if (event instanceof Stop stop) {
+            if (stop.resign()) {
+                client.resign(nowMs);
+                client.poll(nowMs); // sends EndQuorumEpoch
+            }
+            running = false;
+        }
+    }
+
+    private void publish() {
+        publishedEpoch = client.epoch();
+        publishedLeaderId = client.leaderId();
+        publishedHighWatermark = client.highWatermark();
+    }
+
+    /** Whether the thread still runs (it stops on close or after a failure it cannot survive). */
+    public boolean isRunning() {
+        return running && thread.isAlive();
+    }
+
+    /**
+     * Stops the replica: a leader first resigns and tells the voters (EndQuorumEpoch), so they
+     * elect a successor at once instead of after a fetch timeout.
+     */
+    @Override
+    public void close() throws InterruptedException {
+        if (running && queue.offer(new Stop(true))) {
+            thread.join(5_000);
+        }
+        halt();
+    }
+
+    /** Stops the replica at once, without resigning: as if the process died. */
+    public void halt() throws InterruptedException {
+        running = false;
+        thread.interrupt();
+        thread.join(5_000);
+        synchronized (owedAnswers) {
+            for (CompletableFuture<ApiMessage> answer : owedAnswers.values()) {
+                answer.completeExceptionally(new IllegalStateException("the quorum of node " + localId + " stopped"));
+            }
+            owedAnswers.clear();
+        }
+    }
+}
