@@ -54,7 +54,8 @@ public final class SocketServer implements AutoCloseable {
         this.config = config;
         this.requestChannel = requestChannel;
         this.observer = observer;
-        this.quotas = new ConnectionQuotas(config.getInt(ServerConfig.MAX_CONNECTIONS), config.getInt(ServerConfig.MAX_CONNECTIONS_PER_IP));
+        this.quotas = new ConnectionQuotas(connectionLimits(config.getInt(ServerConfig.MAX_CONNECTIONS),
+            config.getInt(ServerConfig.MAX_CONNECTIONS_PER_IP), config.maxConnectionsPerIpOverrides()));
         boolean epoll = Epoll.isAvailable();
         IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         this.channelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
@@ -118,6 +119,30 @@ public final class SocketServer implements AutoCloseable {
     /** The first listener's name. */
     public String firstListenerName() {
         return listeners.keySet().iterator().next();
+    }
+
+    /**
+     * Applies new {@code max.connections}, {@code max.connections.per.ip} and
+     * {@code max.connections.per.ip.overrides} values to connections accepted from now on; open
+     * connections stay, as in Kafka. Resolves the override host names here, so a name that does
+     * not resolve leaves the previous limits in force.
+     *
+     * @throws IllegalArgumentException if an override host does not resolve
+     */
+    public void reconfigureConnectionQuotas(int maxConnections, int maxConnectionsPerIp, Map<String, Integer> perIpOverrides) {
+        quotas.reconfigure(connectionLimits(maxConnections, maxConnectionsPerIp, perIpOverrides));
+    }
+
+    private static ConnectionQuotas.Limits connectionLimits(int maxConnections, int maxConnectionsPerIp, Map<String, Integer> perIpOverrides) {
+        Map<java.net.InetAddress, Integer> resolved = new LinkedHashMap<>();
+        for (Map.Entry<String, Integer> entry : perIpOverrides.entrySet()) {
+            try {
+                resolved.put(java.net.InetAddress.getByName(entry.getKey()), entry.getValue());
+            } catch (java.net.UnknownHostException e) {
+                throw new IllegalArgumentException(ServerConfig.MAX_CONNECTIONS_PER_IP_OVERRIDES + ": cannot resolve host " + entry.getKey(), e);
+            }
+        }
+        return new ConnectionQuotas.Limits(maxConnections, maxConnectionsPerIp, resolved);
     }
 
     public int connectionCount() {
