@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * topic defaults, which {@code ReplicaManager} applies, and the log cleaner's) to the running
  * broker whenever the dynamic configs of this broker or the cluster default change:
  * {@code num.io.threads} resizes the request handler pool; {@code max.connections},
- * {@code max.connections.per.ip} and its overrides replace the connection limits;
+ * {@code max.connections.per.ip} and its overrides and {@code max.connection.creation.rate}
+ * replace the connection limits;
  * {@code num.recovery.threads.per.data.dir} and {@code producer.id.expiration.ms} go to the log
  * manager.
  *
@@ -81,7 +82,8 @@ final class BrokerReconfiguration implements MetadataPublisher {
         }
         try {
             socketServer.reconfigureConnectionQuotas(effective.getInt(ServerConfig.MAX_CONNECTIONS),
-                effective.getInt(ServerConfig.MAX_CONNECTIONS_PER_IP), effective.maxConnectionsPerIpOverrides());
+                effective.getInt(ServerConfig.MAX_CONNECTIONS_PER_IP), effective.maxConnectionsPerIpOverrides(),
+                effective.getInt(ServerConfig.MAX_CONNECTION_CREATION_RATE));
         } catch (RuntimeException e) {
             failed("apply the connection limits " + ServerConfig.MAX_CONNECTIONS + "=" + effective.getInt(ServerConfig.MAX_CONNECTIONS) + ", "
                 + ServerConfig.MAX_CONNECTIONS_PER_IP + "=" + effective.getInt(ServerConfig.MAX_CONNECTIONS_PER_IP) + ", "

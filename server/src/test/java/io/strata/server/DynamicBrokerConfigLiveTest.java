@@ -186,6 +186,35 @@ class DynamicBrokerConfigLiveTest {
     }
 
     @Test
+    void maxConnectionCreationRateDelaysAcceptingPastTheRateAndClosesNothing() throws Exception {
+        broker = new TestBroker(dataDir, Map.of());
+        int connections = 12;
+        int rate = 5;
+        set(CLUSTER_DEFAULT, "max.connection.creation.rate", Integer.toString(rate));
+        List<Socket> sockets = new ArrayList<>();
+        try {
+            long startNanos = System.nanoTime();
+            for (int i = 0; i < connections; i++) {
+                assertThat(admitted("127.0.0.2", sockets)).as("connection %d", i).isTrue();
+            }
+            long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+            // A full second's burst (5) and the sixth at once, then one every 200 ms: at least (12 - 6) x 200 ms, less timer slack.
+            assertThat(elapsedMs).isGreaterThanOrEqualTo((connections - rate - 1) * 1000L / rate - 100);
+        } finally {
+            closeAll(sockets);
+        }
+        delete(CLUSTER_DEFAULT, "max.connection.creation.rate");
+        try {
+            for (int i = 0; i < connections; i++) {
+                assertThat(admitted("127.0.0.2", sockets)).as("connection %d", i).isTrue();
+            }
+        } finally {
+            closeAll(sockets);
+        }
+        assertThat(broker.server().dynamicConfigFailures()).isZero();
+    }
+
+    @Test
     void malformedConnectionOverridesAreRefused() throws Exception {
         broker = new TestBroker(dataDir, Map.of());
         for (String bad : List.of("127.0.0.2", "127.0.0.2:many", "127.0.0.2:-1", ":3")) {

@@ -119,8 +119,8 @@ public final class DynamicBrokerConfigTable {
             + " are closed; open ones stay"));
         entries.add(live(ServerConfig.MAX_CONNECTIONS_PER_IP_OVERRIDES, "ConnectionQuotas.reconfigure: per-host or per-address limits"
             + " (host:count,...) over max.connections.per.ip"));
-        entries.add(refused("max.connection.creation.rate", "refused until the acceptor can throttle: Kafka delays accepting"
-            + " past the rate, and Strata's Netty acceptor has no throttle yet"));
+        entries.add(live(ServerConfig.MAX_CONNECTION_CREATION_RATE, "ConnectionRateThrottle: past the broker-wide rate the listeners"
+            + " stop accepting until the rate allows the next connection (clients wait in the backlog), as Kafka's acceptor waits"));
 
         // Kafka's DynamicProducerStateManagerConfig and transaction settings.
         entries.add(live(ServerConfig.PRODUCER_ID_EXPIRATION_MS, "LogManager.setProducerIdExpirationMs: every log's producer state expires"

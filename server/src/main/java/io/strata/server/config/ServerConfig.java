@@ -51,6 +51,7 @@ public final class ServerConfig {
     public static final String MAX_CONNECTIONS = "max.connections";
     public static final String MAX_CONNECTIONS_PER_IP = "max.connections.per.ip";
     public static final String MAX_CONNECTIONS_PER_IP_OVERRIDES = "max.connections.per.ip.overrides";
+    public static final String MAX_CONNECTION_CREATION_RATE = "max.connection.creation.rate";
     public static final String CONNECTIONS_MAX_IDLE_MS = "connections.max.idle.ms";
     public static final String NUM_RECOVERY_THREADS_PER_DATA_DIR = "num.recovery.threads.per.data.dir";
     public static final String LOG_RETENTION_CHECK_INTERVAL_MS = "log.retention.check.interval.ms";
@@ -131,6 +132,8 @@ public final class ServerConfig {
             .define(MAX_CONNECTIONS_PER_IP, Type.INT, Integer.MAX_VALUE, ConfigDef.atLeast(0), "connections allowed from one address")
             .define(MAX_CONNECTIONS_PER_IP_OVERRIDES, Type.STRING, "",
                 "connections allowed from one host or address, over max.connections.per.ip: host:count,address:count")
+            .define(MAX_CONNECTION_CREATION_RATE, Type.INT, Integer.MAX_VALUE, ConfigDef.atLeast(0),
+                "new connections accepted per second, broker-wide; past it accepting waits, as in Kafka")
             .define(CONNECTIONS_MAX_IDLE_MS, Type.LONG, 600_000L, ConfigDef.atLeast(1), "close connections idle this long")
             .define(NUM_RECOVERY_THREADS_PER_DATA_DIR, Type.INT, 2, ConfigDef.atLeast(1), "threads loading logs at start")
             .define(LOG_RETENTION_CHECK_INTERVAL_MS, Type.LONG, 300_000L, ConfigDef.atLeast(1), "how often retention runs")

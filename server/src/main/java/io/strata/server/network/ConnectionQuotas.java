@@ -7,7 +7,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Counts open connections in total and per client address against {@code max.connections},
- * {@code max.connections.per.ip} and {@code max.connections.per.ip.overrides}. The limits can
+ * {@code max.connections.per.ip} and {@code max.connections.per.ip.overrides}, and holds the
+ * {@code max.connection.creation.rate} that {@link ConnectionRateThrottle} enforces. The limits can
  * change while connections are open ({@link #reconfigure}): as in Kafka, a lower limit refuses
  * new connections past it and leaves the open ones alone.
  *
@@ -17,7 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class ConnectionQuotas {
     /** One consistent set of limits; {@code perAddressOverrides} holds resolved addresses. */
-    record Limits(int maxConnections, int maxConnectionsPerIp, Map<InetAddress, Integer> perAddressOverrides) {
+    record Limits(int maxConnections, int maxConnectionsPerIp, Map<InetAddress, Integer> perAddressOverrides, int maxConnectionCreationRate) {
         Limits {
             perAddressOverrides = Map.copyOf(perAddressOverrides);
         }
@@ -32,7 +33,7 @@ final class ConnectionQuotas {
     private final ConcurrentHashMap<InetAddress, Integer> perAddress = new ConcurrentHashMap<>();
 
     ConnectionQuotas(int maxConnections, int maxConnectionsPerIp) {
-        this(new Limits(maxConnections, maxConnectionsPerIp, Map.of()));
+        this(new Limits(maxConnections, maxConnectionsPerIp, Map.of(), Integer.MAX_VALUE));
     }
 
     ConnectionQuotas(Limits limits) {

@@ -39,6 +39,8 @@ public final class SocketServer implements AutoCloseable {
     private final ServerConfig config;
     private final RequestChannel requestChannel;
     private final ConnectionQuotas quotas;
+    /** Shared by the listeners: Kafka's max.connection.creation.rate is broker-wide. */
+    private final ConnectionRateThrottle creationRate;
     private final EventLoopGroup acceptor;
     private final EventLoopGroup eventLoops;
     private final Class<? extends ServerChannel> channelType;
@@ -55,7 +57,9 @@ public final class SocketServer implements AutoCloseable {
         this.requestChannel = requestChannel;
         this.observer = observer;
         this.quotas = new ConnectionQuotas(connectionLimits(config.getInt(ServerConfig.MAX_CONNECTIONS),
-            config.getInt(ServerConfig.MAX_CONNECTIONS_PER_IP), config.maxConnectionsPerIpOverrides()));
+            config.getInt(ServerConfig.MAX_CONNECTIONS_PER_IP), config.maxConnectionsPerIpOverrides(),
+            config.getInt(ServerConfig.MAX_CONNECTION_CREATION_RATE)));
+        this.creationRate = new ConnectionRateThrottle(() -> quotas.limits().maxConnectionCreationRate(), System::nanoTime);
         boolean epoll = Epoll.isAvailable();
         IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         this.channelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
@@ -83,6 +87,7 @@ public final class SocketServer implements AutoCloseable {
         ServerBootstrap bootstrap = new ServerBootstrap()
             .group(acceptor, eventLoops)
             .channel(channelType)
+            .handler(creationRate.new AcceptHandler())
             .option(ChannelOption.SO_BACKLOG, config.getInt(ServerConfig.SOCKET_LISTEN_BACKLOG_SIZE))
             .option(ChannelOption.SO_REUSEADDR, true)
             .childOption(ChannelOption.TCP_NODELAY, true)
@@ -122,18 +127,21 @@ public final class SocketServer implements AutoCloseable {
     }
 
     /**
-     * Applies new {@code max.connections}, {@code max.connections.per.ip} and
-     * {@code max.connections.per.ip.overrides} values to connections accepted from now on; open
+     * Applies new {@code max.connections}, {@code max.connections.per.ip},
+     * {@code max.connections.per.ip.overrides} and {@code max.connection.creation.rate} values to
+     * connections accepted from now on; open
      * connections stay, as in Kafka. Resolves the override host names here, so a name that does
      * not resolve leaves the previous limits in force.
      *
      * @throws IllegalArgumentException if an override host does not resolve
      */
-    public void reconfigureConnectionQuotas(int maxConnections, int maxConnectionsPerIp, Map<String, Integer> perIpOverrides) {
-        quotas.reconfigure(connectionLimits(maxConnections, maxConnectionsPerIp, perIpOverrides));
+    public void reconfigureConnectionQuotas(int maxConnections, int maxConnectionsPerIp, Map<String, Integer> perIpOverrides,
+                                            int maxConnectionCreationRate) {
+        quotas.reconfigure(connectionLimits(maxConnections, maxConnectionsPerIp, perIpOverrides, maxConnectionCreationRate));
     }
 
-    private static ConnectionQuotas.Limits connectionLimits(int maxConnections, int maxConnectionsPerIp, Map<String, Integer> perIpOverrides) {
+    private static ConnectionQuotas.Limits connectionLimits(int maxConnections, int maxConnectionsPerIp, Map<String, Integer> perIpOverrides,
+                                                            int maxConnectionCreationRate) {
         Map<java.net.InetAddress, Integer> resolved = new LinkedHashMap<>();
         for (Map.Entry<String, Integer> entry : perIpOverrides.entrySet()) {
             try {
@@ -142,7 +150,7 @@ public final class SocketServer implements AutoCloseable {
                 throw new IllegalArgumentException(ServerConfig.MAX_CONNECTIONS_PER_IP_OVERRIDES + ": cannot resolve host " + entry.getKey(), e);
             }
         }
-        return new ConnectionQuotas.Limits(maxConnections, maxConnectionsPerIp, resolved);
+        return new ConnectionQuotas.Limits(maxConnections, maxConnectionsPerIp, resolved, maxConnectionCreationRate);
     }
 
     public int connectionCount() {
