@@ -69,6 +69,7 @@ public final class StrataServer implements AutoCloseable {
     private volatile RequestChannel requestChannel;
     private volatile SocketServer socketServer;
     private volatile RequestHandlerPool handlerPool;
+    private volatile BrokerReconfiguration reconfiguration;
     private volatile GroupCoordinator groupCoordinator;
     private volatile TransactionCoordinator transactionCoordinator;
     private volatile BrokerMetrics metrics = BrokerMetrics.disabled();
@@ -166,6 +167,9 @@ public final class StrataServer implements AutoCloseable {
             metadataLog, time);
         int batches = controller.replay();
         metadataLoaded = true;
+        // Dynamic settings written before this start apply before the logs load (num.recovery.threads.per.data.dir), as in Kafka.
+        BrokerReconfiguration.applyToLogManager(io.strata.server.config.DynamicBrokerConfig.effectiveConfig(config, controller.image(), nodeId),
+            logManager);
 
         logManager.startup(topic -> LogConfig.of(topicDefaults, controller.image().configs(ConfigResource.topic(topic))));
 
@@ -222,6 +226,9 @@ public final class StrataServer implements AutoCloseable {
         handlerPool = new RequestHandlerPool(config.getInt(ServerConfig.NUM_IO_THREADS), requestChannel,
             new ApiDispatcher(apiVersions, ApiHandlers.create(context)));
         handlerPool.start();
+        reconfiguration = new BrokerReconfiguration(config, nodeId, handlerPool, socketServer, logManager);
+        controller.addPublisher(reconfiguration);
+        reconfiguration.applyLatest(controller::image);
         started = true;
         LOG.info("Strata node {} of cluster {} started in {} ms ({} metadata batches replayed, {} partitions, listening on {})", nodeId, clusterId,
             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos), batches, replicaManager.partitions().size(), config.listeners());
@@ -297,6 +304,12 @@ public final class StrataServer implements AutoCloseable {
 
     public RequestHandlerPool requestHandlerPool() {
         return handlerPool;
+    }
+
+    /** Dynamic broker settings that could not be applied since start-up (0 before start-up). */
+    public long dynamicConfigFailures() {
+        BrokerReconfiguration current = reconfiguration;
+        return current == null ? 0 : current.failures();
     }
 
     public DelayedOperationPurgatory<DelayedProduce> producePurgatory() {

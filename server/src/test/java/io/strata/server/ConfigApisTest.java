@@ -174,7 +174,8 @@ class ConfigApisTest {
         assertThat(indexInterval.value()).isEqualTo(STATIC_INDEX_INTERVAL);
         assertThat(indexInterval.source()).isEqualTo(ConfigEntry.ConfigSource.STATIC_BROKER_CONFIG);
         assertThat(config.get("num.io.threads").value()).isEqualTo("2");
-        assertThat(config.get("num.io.threads").isReadOnly()).isTrue();
+        assertThat(config.get("num.io.threads").isReadOnly()).isFalse();
+        assertThat(config.get("num.network.threads").isReadOnly()).isTrue();
 
         assertThat(describe(broker("")).entries()).isEmpty();
         // Admin sends a broker resource to that broker, so only a raw request can ask this node about another.
@@ -338,7 +339,7 @@ class ConfigApisTest {
     @Test
     void brokerChangesThatCannotApplyAtRuntimeAreRefused() throws Exception {
         assertRefused(broker("1"), InvalidRequestException.class, op("log.retention.hours", "1", AlterConfigOp.OpType.SET));
-        assertRefused(broker("1"), InvalidRequestException.class, op("num.io.threads", "4", AlterConfigOp.OpType.SET));
+        assertRefused(broker("1"), InvalidRequestException.class, op("num.network.threads", "4", AlterConfigOp.OpType.SET));
         assertRefused(broker("1"), InvalidRequestException.class, op("no.such.broker.config", "4", AlterConfigOp.OpType.SET));
         assertRefused(broker("1"), InvalidRequestException.class, op("log.retention.ms", "soon", AlterConfigOp.OpType.SET));
         assertRefused(broker("1"), InvalidRequestException.class, op("log.retention.ms", "1", AlterConfigOp.OpType.APPEND));

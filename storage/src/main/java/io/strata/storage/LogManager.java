@@ -69,6 +69,10 @@ public final class LogManager implements Closeable {
     }
 
     private final Settings settings;
+    /** Settings' value until a dynamic num.recovery.threads.per.data.dir replaces it; read when logs load. */
+    private volatile int recoveryThreadsPerDataDir;
+    /** Settings' value until a dynamic producer.id.expiration.ms replaces it; given to every log created. */
+    private volatile long producerIdExpirationMs;
     private final Time time;
     private final ScheduledExecutorService scheduler;
     private final ConcurrentHashMap<TopicPartition, UnifiedLog> logs = new ConcurrentHashMap<>();
@@ -90,6 +94,8 @@ public final class LogManager implements Closeable {
 
     public LogManager(Settings settings, CleanerConfig cleanerConfig, Time time) {
         this.settings = settings;
+        this.recoveryThreadsPerDataDir = settings.recoveryThreadsPerDataDir();
+        this.producerIdExpirationMs = settings.producerIdExpirationMs();
         this.cleanerConfig = cleanerConfig;
         this.time = time;
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
@@ -101,6 +107,41 @@ public final class LogManager implements Closeable {
         // have done are finished by the next start (.deleted files, -delete directories).
         executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         this.scheduler = executor;
+    }
+
+    /**
+     * A dynamic {@code num.recovery.threads.per.data.dir}: the threads per data directory of the
+     * next loading of the logs (Strata loads them at start-up, where the broker sets the value the
+     * metadata log holds before {@link #startup}).
+     */
+    public void setRecoveryThreadsPerDataDir(int threads) {
+        if (threads < 1) {
+            throw new IllegalArgumentException("num.recovery.threads.per.data.dir must be at least 1: threads=" + threads);
+        }
+        this.recoveryThreadsPerDataDir = threads;
+    }
+
+    public int recoveryThreadsPerDataDir() {
+        return recoveryThreadsPerDataDir;
+    }
+
+    /**
+     * A dynamic {@code producer.id.expiration.ms}: every open log's producer state uses it from
+     * its next expiry check, and logs created later start with it (Kafka's
+     * DynamicProducerStateManagerConfig).
+     */
+    public void setProducerIdExpirationMs(long expirationMs) {
+        if (expirationMs < 1) {
+            throw new IllegalArgumentException("producer.id.expiration.ms must be at least 1: expirationMs=" + expirationMs);
+        }
+        this.producerIdExpirationMs = expirationMs;
+        for (UnifiedLog log : logs.values()) {
+            log.producerStateManager().setProducerIdExpirationMs(expirationMs);
+        }
+    }
+
+    public long producerIdExpirationMs() {
+        return producerIdExpirationMs;
     }
 
     public ScheduledExecutorService scheduler() {
@@ -154,7 +195,7 @@ public final class LogManager implements Closeable {
                 partitionDirs.add(entry);
             }
         }
-        ExecutorService pool = Executors.newFixedThreadPool(settings.recoveryThreadsPerDataDir(), task -> {
+        ExecutorService pool = Executors.newFixedThreadPool(recoveryThreadsPerDataDir, task -> {
             Thread thread = new Thread(task, "strata-log-loader-" + dir.getFileName());
             thread.setDaemon(true);
             return thread;
@@ -181,7 +222,7 @@ public final class LogManager implements Closeable {
                 continue;
             }
             UnifiedLog.LoadParams params = new UnifiedLog.LoadParams(startOffsets.getOrDefault(topicPartition, 0L),
-                recoveryPoints.getOrDefault(topicPartition, 0L), cleanShutdown, settings.producerIdExpirationMs(), settings.fsyncOnAck());
+                recoveryPoints.getOrDefault(topicPartition, 0L), cleanShutdown, producerIdExpirationMs, settings.fsyncOnAck());
             futures.add(pool.submit(() -> {
                 try {
                     UnifiedLog log = UnifiedLog.load(partitionDir, topicPartition, configs.apply(topicPartition.topic()), time, scheduler, params);
@@ -353,7 +394,7 @@ public final class LogManager implements Closeable {
             }
             Path dir = chooseDirectory().resolve(topicPartition.toString());
             UnifiedLog log = UnifiedLog.load(dir, topicPartition, config, time, scheduler,
-                new UnifiedLog.LoadParams(0L, 0L, true, settings.producerIdExpirationMs(), settings.fsyncOnAck()));
+                new UnifiedLog.LoadParams(0L, 0L, true, producerIdExpirationMs, settings.fsyncOnAck()));
             if (topicId.isPresent()) {
                 log.assignTopicId(topicId.get());
             }

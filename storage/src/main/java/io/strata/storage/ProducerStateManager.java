@@ -68,7 +68,8 @@ public final class ProducerStateManager {
 
     private final TopicPartition topicPartition;
     private volatile Path logDir;
-    private final long producerIdExpirationMs;
+    /** Volatile: a dynamic producer.id.expiration.ms is set from the metadata thread ({@link #setProducerIdExpirationMs}). */
+    private volatile long producerIdExpirationMs;
     private final Map<Long, ProducerStateEntry> producers = new HashMap<>();
     /** Open transactions by first offset. */
     private final TreeMap<Long, Long> ongoingTxns = new TreeMap<>();
@@ -77,6 +78,11 @@ public final class ProducerStateManager {
     public ProducerStateManager(TopicPartition topicPartition, Path logDir, long producerIdExpirationMs) {
         this.topicPartition = topicPartition;
         this.logDir = logDir;
+        this.producerIdExpirationMs = producerIdExpirationMs;
+    }
+
+    /** A new producer.id.expiration.ms, used from the next expiry check on (Kafka's DynamicProducerStateManagerConfig). */
+    public void setProducerIdExpirationMs(long producerIdExpirationMs) {
         this.producerIdExpirationMs = producerIdExpirationMs;
     }
 

@@ -26,13 +26,15 @@ import java.util.TreeSet;
  *   dynamic per-broker  &gt;  dynamic cluster default  &gt;  static (server.properties)  &gt;  built-in default
  * </pre>
  *
- * <p>Only the settings Kafka calls reconfigurable log configs are accepted: the first broker
- * synonym of every topic configuration ({@code log.retention.ms}, {@code log.segment.bytes},
- * {@code message.max.bytes}, ...; never the {@code .hours}/{@code .minutes} forms, which Kafka
- * keeps static). They reach the logs as new topic defaults ({@link #topicDefaults}), which the
- * replica manager re-applies to every log when they change. Other keys Kafka can change at
- * runtime (thread pools, listeners, quotas) have no runtime effect here, so changes to them are
- * refused rather than stored and silently ignored.
+ * <p>Which keys are accepted, and what a change of each does, is {@link DynamicBrokerConfigTable}:
+ * every key Kafka 4.4 can change dynamically, with Kafka's update mode and Strata's status. Only
+ * its {@code LIVE} keys are accepted (the log cleaner's once {@link #CLEANER_KEYS_ACCEPTED}); a
+ * key Kafka keeps static is refused with Kafka's own message, and a dynamic key whose subsystem
+ * Strata lacks is refused with the reason, rather than stored and silently ignored. The topic
+ * defaults ({@code log.retention.ms}, {@code message.max.bytes}, ...; never the
+ * {@code .hours}/{@code .minutes} forms, which Kafka keeps static) reach the logs through
+ * {@link #topicDefaults}, which the replica manager re-applies to every log when they change;
+ * the other live keys are applied by {@code BrokerReconfiguration}.
  *
  * <p>Stateless; safe from any thread.
  */
@@ -40,7 +42,16 @@ public final class DynamicBrokerConfig {
     /** Resource name of the cluster-wide dynamic defaults. */
     public static final String CLUSTER_DEFAULT = "";
 
-    /** Broker keys that may change at runtime: the primary broker synonym of each topic config. */
+    /**
+     * RECONCILE with the log cleaner work: whether the table's {@code LOG_CLEANER} keys
+     * (log.cleaner.threads, log.cleaner.backoff.ms, ...) are accepted. They take effect only
+     * through {@code LogCleaner.reconfigure(CleanerConfig)}, which the cleaner branch adds and
+     * wires (its {@code CLEANER_RECONFIGURABLE} and {@code cleanerConfig}); until both branches are
+     * merged they stay refused here, so that no change is stored without effect.
+     */
+    public static final boolean CLEANER_KEYS_ACCEPTED = false;
+
+    /** Broker keys that may change at runtime: the table's live keys (and the cleaner's, see above). */
     public static final Set<String> RECONFIGURABLE = reconfigurable();
 
     private static final Map<String, String> STATIC_DEFAULTS = staticDefaults();
@@ -49,9 +60,9 @@ public final class DynamicBrokerConfig {
     }
 
     private static Set<String> reconfigurable() {
-        Set<String> keys = new TreeSet<>();
-        for (List<String> synonyms : LogConfig.BROKER_SYNONYMS.values()) {
-            keys.add(synonyms.get(0));
+        Set<String> keys = new TreeSet<>(DynamicBrokerConfigTable.keys(DynamicBrokerConfigTable.Status.LIVE));
+        if (CLEANER_KEYS_ACCEPTED) {
+            keys.addAll(DynamicBrokerConfigTable.keys(DynamicBrokerConfigTable.Status.LOG_CLEANER));
         }
         return Collections.unmodifiableSet(keys);
     }
@@ -132,20 +143,41 @@ public final class DynamicBrokerConfig {
     /**
      * Checks a proposed complete set of dynamic settings for one BROKER resource (this node's
      * id or {@value #CLUSTER_DEFAULT}), as Kafka's broker does before it forwards the change:
-     * every key must be reconfigurable, every value must parse and pass the key's validator,
-     * and the resulting topic defaults must form a valid log configuration.
+     * every key must be reconfigurable, per-broker-only keys must name a broker, every value must
+     * parse and pass the key's validator, thread counts may at most halve or double (Kafka's
+     * DynamicThreadPool rule), and the resulting configuration (topic defaults included) must be
+     * valid.
      *
      * @throws ConfigException naming the offending keys or value; Kafka answers INVALID_REQUEST
      */
     public static void validate(ServerConfig config, MetadataImage image, int nodeId, String resourceName, Map<String, String> proposed) {
-        Set<String> refused = new LinkedHashSet<>();
+        Set<String> staticOnly = new LinkedHashSet<>();
+        Map<String, String> unsupported = new LinkedHashMap<>();
+        Set<String> perBrokerOnly = new LinkedHashSet<>();
         for (String name : proposed.keySet()) {
-            if (!RECONFIGURABLE.contains(name)) {
-                refused.add(name);
+            DynamicBrokerConfigTable.Entry entry = DynamicBrokerConfigTable.entry(name);
+            if (entry == null) {
+                staticOnly.add(name);
+            } else if (!RECONFIGURABLE.contains(name)) {
+                unsupported.put(name, entry.status() == DynamicBrokerConfigTable.Status.LOG_CLEANER
+                    ? "refused until the log cleaner can be reconfigured (LogCleaner.reconfigure)" : entry.detail());
+            } else if (entry.mode() == DynamicBrokerConfigTable.UpdateMode.PER_BROKER && resourceName.equals(CLUSTER_DEFAULT)) {
+                perBrokerOnly.add(name);
             }
         }
-        if (!refused.isEmpty()) {
-            throw new ConfigException("Cannot update these configs dynamically: Set(" + String.join(", ", refused) + ")");
+        // Kafka's checks and messages, in Kafka's order (DynamicBrokerConfig.validateConfigs).
+        if (!staticOnly.isEmpty()) {
+            throw new ConfigException("Cannot update these configs dynamically: Set(" + String.join(", ", staticOnly) + ")");
+        }
+        if (!unsupported.isEmpty()) {
+            List<String> reasons = new ArrayList<>();
+            unsupported.forEach((name, reason) -> reasons.add(name + ": " + reason));
+            throw new ConfigException("Cannot update these configs dynamically on this broker: Set(" + String.join(", ", unsupported.keySet())
+                + ") (" + String.join("; ", reasons) + ")");
+        }
+        if (!perBrokerOnly.isEmpty()) {
+            throw new ConfigException("Cannot update these configs at default cluster level, broker id must be specified: Set("
+                + String.join(", ", perBrokerOnly) + ")");
         }
         for (Map.Entry<String, String> entry : proposed.entrySet()) {
             ConfigDef.Key key = ServerConfig.DEFINITION.key(entry.getKey());
@@ -162,7 +194,40 @@ public final class DynamicBrokerConfig {
             merged.putAll(clusterDefaults(image));
             merged.putAll(proposed);
         }
-        LogConfig.of(LogConfig.brokerDefaults(merged), Map.of());
+        ServerConfig current = effectiveConfig(config, image, nodeId);
+        ServerConfig next = ServerConfig.fromMap(merged);
+        for (String threadPool : THREAD_POOL_KEYS) {
+            if (proposed.containsKey(threadPool)) {
+                validateThreadCount(threadPool, current.getInt(threadPool), next.getInt(threadPool));
+            }
+        }
+    }
+
+    /** Thread-count keys that Kafka lets change by at most a factor of two at a time (its DynamicThreadPool). */
+    private static final List<String> THREAD_POOL_KEYS = List.of(ServerConfig.NUM_IO_THREADS, ServerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR);
+
+    private static void validateThreadCount(String name, int current, int proposed) {
+        if (proposed == current) {
+            return;
+        }
+        String problem = "Dynamic thread count update validation failed for " + name + "=" + proposed;
+        if (proposed <= 0) {
+            throw new ConfigException(problem + ", value should be at least 1");
+        }
+        if (proposed < current / 2) {
+            throw new ConfigException(problem + ", value should be at least half the current value " + current);
+        }
+        if (proposed > current * 2) {
+            throw new ConfigException(problem + ", value should not be greater than double the current value " + current);
+        }
+    }
+
+    /** The broker configuration as it applies now: static settings overlaid with the dynamic ones, parsed and validated. */
+    public static ServerConfig effectiveConfig(ServerConfig config, MetadataImage image, int nodeId) {
+        if (clusterDefaults(image).isEmpty() && perBroker(image, nodeId).isEmpty()) {
+            return config;
+        }
+        return ServerConfig.fromMap(effectiveProperties(config, image, nodeId));
     }
 
     /** Keys whose values the broker reports as read-only in DescribeConfigs: all but the reconfigurable ones. */

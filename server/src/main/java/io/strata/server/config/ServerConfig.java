@@ -51,6 +51,8 @@ public final class ServerConfig {
     public static final String SOCKET_LISTEN_BACKLOG_SIZE = "socket.listen.backlog.size";
     public static final String MAX_CONNECTIONS = "max.connections";
     public static final String MAX_CONNECTIONS_PER_IP = "max.connections.per.ip";
+    public static final String MAX_CONNECTIONS_PER_IP_OVERRIDES = "max.connections.per.ip.overrides";
+    public static final String MAX_CONNECTION_CREATION_RATE = "max.connection.creation.rate";
     public static final String CONNECTIONS_MAX_IDLE_MS = "connections.max.idle.ms";
     public static final String NUM_RECOVERY_THREADS_PER_DATA_DIR = "num.recovery.threads.per.data.dir";
     public static final String LOG_RETENTION_CHECK_INTERVAL_MS = "log.retention.check.interval.ms";
@@ -132,6 +134,10 @@ public final class ServerConfig {
             .define(SOCKET_LISTEN_BACKLOG_SIZE, Type.INT, 50, ConfigDef.atLeast(1), "accept backlog")
             .define(MAX_CONNECTIONS, Type.INT, Integer.MAX_VALUE, ConfigDef.atLeast(0), "connections allowed in total")
             .define(MAX_CONNECTIONS_PER_IP, Type.INT, Integer.MAX_VALUE, ConfigDef.atLeast(0), "connections allowed from one address")
+            .define(MAX_CONNECTIONS_PER_IP_OVERRIDES, Type.STRING, "",
+                "connections allowed from one host or address, over max.connections.per.ip: host:count,address:count")
+            .define(MAX_CONNECTION_CREATION_RATE, Type.INT, Integer.MAX_VALUE, ConfigDef.atLeast(0),
+                "new connections accepted per second, broker-wide; past it accepting waits, as in Kafka")
             .define(CONNECTIONS_MAX_IDLE_MS, Type.LONG, 600_000L, ConfigDef.atLeast(1), "close connections idle this long")
             .define(NUM_RECOVERY_THREADS_PER_DATA_DIR, Type.INT, 2, ConfigDef.atLeast(1), "threads loading logs at start")
             .define(LOG_RETENTION_CHECK_INTERVAL_MS, Type.LONG, 300_000L, ConfigDef.atLeast(1), "how often retention runs")
@@ -263,6 +269,7 @@ public final class ServerConfig {
                 "must be at least " + SOCKET_REQUEST_MAX_BYTES + " (" + getInt(SOCKET_REQUEST_MAX_BYTES) + "), or -1 for no bound");
         }
         LogConfig.of(topicDefaults(), Map.of());
+        maxConnectionsPerIpOverrides();
         if (getBoolean(METRICS_ENABLED)) {
             io.strata.server.metrics.MetricsHttpServer.Listener.parse(getString(METRICS_LISTENER));
         }
@@ -271,6 +278,39 @@ public final class ServerConfig {
         } catch (IllegalArgumentException e) {
             throw new ConfigException(e.getMessage());
         }
+    }
+
+    /**
+     * {@code max.connections.per.ip.overrides} as host (or address) to limit, in the order given.
+     * Kafka's format: comma-separated {@code host:count} pairs, blanks around them ignored; an
+     * IPv6 address is the part before the last colon.
+     *
+     * @throws ConfigException naming the key and the offending pair
+     */
+    public Map<String, Integer> maxConnectionsPerIpOverrides() {
+        Map<String, Integer> overrides = new LinkedHashMap<>();
+        String text = getString(MAX_CONNECTIONS_PER_IP_OVERRIDES);
+        if (text == null || text.isBlank()) {
+            return overrides;
+        }
+        for (String pair : text.split(",")) {
+            String trimmed = pair.strip();
+            int colon = trimmed.lastIndexOf(':');
+            if (colon <= 0 || colon == trimmed.length() - 1) {
+                throw new ConfigException(MAX_CONNECTIONS_PER_IP_OVERRIDES, text, "expected host:count pairs, got '" + trimmed + "'");
+            }
+            int limit;
+            try {
+                limit = Integer.parseInt(trimmed.substring(colon + 1).strip());
+            } catch (NumberFormatException e) {
+                throw new ConfigException(MAX_CONNECTIONS_PER_IP_OVERRIDES, text, "the count of '" + trimmed + "' is not a number");
+            }
+            if (limit < 0) {
+                throw new ConfigException(MAX_CONNECTIONS_PER_IP_OVERRIDES, text, "the count of '" + trimmed + "' is negative");
+            }
+            overrides.put(trimmed.substring(0, colon).strip(), limit);
+        }
+        return overrides;
     }
 
     /** The consumer group (KIP-848) settings, bounds checked as Kafka checks them. */

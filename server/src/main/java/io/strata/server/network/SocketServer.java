@@ -51,6 +51,8 @@ public final class SocketServer implements AutoCloseable {
     private final RequestChannel requestChannel;
     private final ConnectionQuotas quotas;
     private final RequestMemoryPool memoryPool;
+    /** Shared by the listeners: Kafka's max.connection.creation.rate is broker-wide. */
+    private final ConnectionRateThrottle creationRate;
     private final EventLoopGroup acceptor;
     private final EventLoopGroup eventLoops;
     private final Class<? extends ServerChannel> channelType;
@@ -66,12 +68,15 @@ public final class SocketServer implements AutoCloseable {
         this.config = config;
         this.requestChannel = requestChannel;
         this.observer = observer;
-        this.quotas = new ConnectionQuotas(config.getInt(ServerConfig.MAX_CONNECTIONS), config.getInt(ServerConfig.MAX_CONNECTIONS_PER_IP));
         int maxRequestBytes = config.getInt(ServerConfig.SOCKET_REQUEST_MAX_BYTES);
         long queuedMaxRequestBytes = config.queuedMaxRequestBytes();
         this.memoryPool = queuedMaxRequestBytes > 0 ? RequestMemoryPool.bounded(queuedMaxRequestBytes, maxRequestBytes)
             : RequestMemoryPool.unbounded(maxRequestBytes);
         LOG.info("Request memory pool: {}", memoryPool.isBounded() ? memoryPool.capacityBytes() + " bytes" : "unbounded");
+        this.quotas = new ConnectionQuotas(connectionLimits(config.getInt(ServerConfig.MAX_CONNECTIONS),
+            config.getInt(ServerConfig.MAX_CONNECTIONS_PER_IP), config.maxConnectionsPerIpOverrides(),
+            config.getInt(ServerConfig.MAX_CONNECTION_CREATION_RATE)));
+        this.creationRate = new ConnectionRateThrottle(() -> quotas.limits().maxConnectionCreationRate(), System::nanoTime);
         boolean epoll = Epoll.isAvailable();
         IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         this.channelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
@@ -99,6 +104,7 @@ public final class SocketServer implements AutoCloseable {
         ServerBootstrap bootstrap = new ServerBootstrap()
             .group(acceptor, eventLoops)
             .channel(channelType)
+            .handler(creationRate.new AcceptHandler())
             .option(ChannelOption.SO_BACKLOG, config.getInt(ServerConfig.SOCKET_LISTEN_BACKLOG_SIZE))
             .option(ChannelOption.SO_REUSEADDR, true)
             .childOption(ChannelOption.TCP_NODELAY, true)
@@ -140,6 +146,33 @@ public final class SocketServer implements AutoCloseable {
     /** The budget of buffered request bytes ({@code queued.max.request.bytes}). */
     public RequestMemoryPool memoryPool() {
         return memoryPool;
+    }
+
+    /**
+     * Applies new {@code max.connections}, {@code max.connections.per.ip},
+     * {@code max.connections.per.ip.overrides} and {@code max.connection.creation.rate} values to
+     * connections accepted from now on; open
+     * connections stay, as in Kafka. Resolves the override host names here, so a name that does
+     * not resolve leaves the previous limits in force.
+     *
+     * @throws IllegalArgumentException if an override host does not resolve
+     */
+    public void reconfigureConnectionQuotas(int maxConnections, int maxConnectionsPerIp, Map<String, Integer> perIpOverrides,
+                                            int maxConnectionCreationRate) {
+        quotas.reconfigure(connectionLimits(maxConnections, maxConnectionsPerIp, perIpOverrides, maxConnectionCreationRate));
+    }
+
+    private static ConnectionQuotas.Limits connectionLimits(int maxConnections, int maxConnectionsPerIp, Map<String, Integer> perIpOverrides,
+                                                            int maxConnectionCreationRate) {
+        Map<java.net.InetAddress, Integer> resolved = new LinkedHashMap<>();
+        for (Map.Entry<String, Integer> entry : perIpOverrides.entrySet()) {
+            try {
+                resolved.put(java.net.InetAddress.getByName(entry.getKey()), entry.getValue());
+            } catch (java.net.UnknownHostException e) {
+                throw new IllegalArgumentException(ServerConfig.MAX_CONNECTIONS_PER_IP_OVERRIDES + ": cannot resolve host " + entry.getKey(), e);
+            }
+        }
+        return new ConnectionQuotas.Limits(maxConnections, maxConnectionsPerIp, resolved, maxConnectionCreationRate);
     }
 
     public int connectionCount() {
