@@ -37,6 +37,9 @@ final class PerfProduceCommand implements Callable<Integer> {
     @Mixin
     ConnectionOptions connection;
 
+    @Mixin
+    ProducerOptions producerOptions;
+
     @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic to write to.")
     String topic;
 
@@ -49,21 +52,6 @@ final class PerfProduceCommand implements Callable<Integer> {
     @Option(names = "--throughput", paramLabel = "N", defaultValue = "-1",
         description = "At most N records per second; -1 for no limit (default: ${DEFAULT-VALUE}).")
     double throughput;
-
-    @Option(names = "--acks", paramLabel = "ACKS", defaultValue = "-1", converter = ProduceCommand.AcksConverter.class,
-        description = "-1 or all, 1, or 0 (default: ${DEFAULT-VALUE}).")
-    short acks;
-
-    @Option(names = "--compression", paramLabel = "TYPE", defaultValue = "none", converter = ProduceCommand.CompressionConverter.class,
-        description = "none, gzip, snappy, lz4 or zstd (default: ${DEFAULT-VALUE}).")
-    CompressionType compression;
-
-    @Option(names = "--idempotence", negatable = true, description = "Idempotent delivery (default: on with --acks -1).")
-    Boolean idempotence;
-
-    @Option(names = "--batch-size", paramLabel = "BYTES", defaultValue = "" + ClientLimits.DEFAULT_BATCH_SIZE_BYTES,
-        description = "Close a partition's batch when it reaches this size (default: ${DEFAULT-VALUE}).")
-    int batchSizeBytes;
 
     @Option(names = "--reporting-interval-ms", paramLabel = "MS", defaultValue = "5000",
         description = "Print a line about the last interval this often (default: ${DEFAULT-VALUE}).")
@@ -79,7 +67,7 @@ final class PerfProduceCommand implements Callable<Integer> {
             payload[i] = (byte) ('A' + random.nextInt(26));
         }
         try (ClusterClient cluster = connection.connect()) {
-            RecordProducer producer = new RecordProducer(cluster, topic, settings, new Partitioner(batchSizeBytes, random));
+            RecordProducer producer = new RecordProducer(cluster, topic, settings, new Partitioner(producerOptions.batchSizeBytes, random));
             PerfStats stats = new PerfStats(time, System.out, "sent", reportingIntervalMs);
             Map<Integer, AppendTimes> appended = new HashMap<>();
             producer.onAcknowledged((partition, recordCount) -> {
@@ -141,14 +129,7 @@ final class PerfProduceCommand implements Callable<Integer> {
         if (reportingIntervalMs <= 0) {
             throw usage("--reporting-interval-ms must be positive, got " + reportingIntervalMs);
         }
-        if (Boolean.TRUE.equals(idempotence) && acks != -1) {
-            throw usage("--idempotence needs --acks -1 (all), got --acks " + acks);
-        }
-        if (batchSizeBytes <= 0 || batchSizeBytes > ClientLimits.MAX_REQUEST_BYTES) {
-            throw usage("--batch-size must be 1.." + ClientLimits.MAX_REQUEST_BYTES + ", got " + batchSizeBytes);
-        }
-        boolean idempotent = idempotence != null ? idempotence : acks == -1;
-        return new RecordProducer.Settings(acks, compression, idempotent, batchSizeBytes, ClientLimits.DEFAULT_DELIVERY_TIMEOUT_MS);
+        return producerOptions.settings(spec.commandLine(), ClientLimits.DEFAULT_DELIVERY_TIMEOUT_MS);
     }
 
     private CommandLine.ParameterException usage(String message) {

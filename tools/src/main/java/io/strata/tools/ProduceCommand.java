@@ -46,6 +46,9 @@ final class ProduceCommand implements Callable<Integer> {
     @Mixin
     ConnectionOptions connection;
 
+    @Mixin
+    ProducerOptions producerOptions;
+
     @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic to write to.")
     String topic;
 
@@ -59,22 +62,6 @@ final class ProduceCommand implements Callable<Integer> {
     @Option(names = "--partition", paramLabel = "N",
         description = "Write every record to partition N (default: murmur2 of the key, or sticky partitions for records without one).")
     Integer partition;
-
-    @Option(names = "--acks", paramLabel = "ACKS", defaultValue = "-1", converter = AcksConverter.class,
-        description = "-1 or all: every in-sync replica; 1: the leader; 0: no acknowledgement (default: ${DEFAULT-VALUE}).")
-    short acks;
-
-    @Option(names = "--compression", paramLabel = "TYPE", defaultValue = "none", converter = CompressionConverter.class,
-        description = "none, gzip, snappy, lz4 or zstd (default: ${DEFAULT-VALUE}).")
-    CompressionType compression;
-
-    @Option(names = "--idempotence", negatable = true,
-        description = "Idempotent delivery: producer id and sequence numbers, so retries never duplicate (default: on with --acks -1).")
-    Boolean idempotence;
-
-    @Option(names = "--batch-size", paramLabel = "BYTES", defaultValue = "" + ClientLimits.DEFAULT_BATCH_SIZE_BYTES,
-        description = "Close a partition's batch when it reaches this size (default: ${DEFAULT-VALUE}).")
-    int batchSizeBytes;
 
     @Option(names = "--delivery-timeout-ms", paramLabel = "MS", defaultValue = "" + ClientLimits.DEFAULT_DELIVERY_TIMEOUT_MS,
         description = "How long to retry a batch after retriable errors (default: ${DEFAULT-VALUE}).")
@@ -91,7 +78,7 @@ final class ProduceCommand implements Callable<Integer> {
         long startMs = time.hiResClockMs();
         BufferedReader input = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8), 64 * 1024);
         try (ClusterClient cluster = connection.connect()) {
-            RecordProducer producer = new RecordProducer(cluster, topic, settings, new Partitioner(batchSizeBytes, new Random()));
+            RecordProducer producer = new RecordProducer(cluster, topic, settings, new Partitioner(producerOptions.batchSizeBytes, new Random()));
             try {
                 produceLines(input, producer, recordHeaders, time);
                 producer.flush();
@@ -108,21 +95,10 @@ final class ProduceCommand implements Callable<Integer> {
     }
 
     private RecordProducer.Settings settings() {
-        if (Boolean.TRUE.equals(idempotence) && acks != -1) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--idempotence needs --acks -1 (all), got --acks " + acks);
-        }
-        if (batchSizeBytes <= 0 || batchSizeBytes > ClientLimits.MAX_REQUEST_BYTES) {
-            throw new CommandLine.ParameterException(spec.commandLine(),
-                "--batch-size must be 1.." + ClientLimits.MAX_REQUEST_BYTES + ", got " + batchSizeBytes);
-        }
-        if (deliveryTimeoutMs <= 0) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--delivery-timeout-ms must be positive, got " + deliveryTimeoutMs);
-        }
         if (partition != null && partition < 0) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--partition must not be negative, got " + partition);
         }
-        boolean idempotent = idempotence != null ? idempotence : acks == -1;
-        return new RecordProducer.Settings(acks, compression, idempotent, batchSizeBytes, deliveryTimeoutMs);
+        return producerOptions.settings(spec.commandLine(), deliveryTimeoutMs);
     }
 
     private List<Header> parseHeaders() {
@@ -168,11 +144,11 @@ final class ProduceCommand implements Callable<Integer> {
     private void printSummary(RecordProducer producer, long elapsedMs) {
         RecordProducer.Summary summary = producer.summary();
         int partitions = summary.partitions().size();
-        System.err.println("strata: " + (acks == 0 ? "sent " : "produced ") + summary.records() + (summary.records() == 1 ? " record" : " records")
+        System.err.println("strata: " + (producerOptions.acks == 0 ? "sent " : "produced ") + summary.records() + (summary.records() == 1 ? " record" : " records")
             + " to " + partitions + (partitions == 1 ? " partition" : " partitions") + " of " + producer.topic().name()
             + " in " + elapsedMs + " ms (" + summary.batches() + (summary.batches() == 1 ? " batch, " : " batches, ")
             + summary.requests() + (summary.requests() == 1 ? " request" : " requests")
-            + (acks == 0 ? ", not acknowledged: acks=0)" : ")"));
+            + (producerOptions.acks == 0 ? ", not acknowledged: acks=0)" : ")"));
     }
 
     /** A line of input the options cannot turn into a record. */

@@ -28,10 +28,10 @@ class CliArgumentsTest {
         ProduceCommand produce = parse("produce", "orders");
 
         assertThat(produce.topic).isEqualTo("orders");
-        assertThat(produce.acks).isEqualTo((short) -1);
-        assertThat(produce.compression).isEqualTo(CompressionType.NONE);
-        assertThat(produce.idempotence).isNull();
-        assertThat(produce.batchSizeBytes).isEqualTo(16384);
+        assertThat(produce.producerOptions.acks).isEqualTo((short) -1);
+        assertThat(produce.producerOptions.compression).isEqualTo(CompressionType.NONE);
+        assertThat(produce.producerOptions.idempotence).isNull();
+        assertThat(produce.producerOptions.batchSizeBytes).isEqualTo(16384);
         assertThat(produce.partition).isNull();
         assertThat(produce.keySeparator).isNull();
         assertThat(produce.connection.bootstrapServers).containsExactly(new HostPort("127.0.0.1", 9092));
@@ -46,19 +46,19 @@ class CliArgumentsTest {
         assertThat(produce.keySeparator).isEqualTo("::");
         assertThat(produce.headers).containsExactly("a=1", "b=x=y");
         assertThat(produce.partition).isEqualTo(2);
-        assertThat(produce.acks).isEqualTo((short) -1);
-        assertThat(produce.compression).isEqualTo(CompressionType.ZSTD);
-        assertThat(produce.idempotence).isFalse();
-        assertThat(produce.batchSizeBytes).isEqualTo(1000);
+        assertThat(produce.producerOptions.acks).isEqualTo((short) -1);
+        assertThat(produce.producerOptions.compression).isEqualTo(CompressionType.ZSTD);
+        assertThat(produce.producerOptions.idempotence).isFalse();
+        assertThat(produce.producerOptions.batchSizeBytes).isEqualTo(1000);
         assertThat(produce.connection.bootstrapServers).containsExactly(new HostPort("h1", 1), new HostPort("::1", 2));
     }
 
     @Test
     void acksTakesEveryKafkaSpelling() {
-        assertThat(((ProduceCommand) parse("produce", "t", "--acks", "-1")).acks).isEqualTo((short) -1);
-        assertThat(((ProduceCommand) parse("produce", "t", "--acks=-1")).acks).isEqualTo((short) -1);
-        assertThat(((ProduceCommand) parse("produce", "t", "--acks", "0")).acks).isEqualTo((short) 0);
-        assertThat(((ProduceCommand) parse("produce", "t", "--acks", "1")).acks).isEqualTo((short) 1);
+        assertThat(((ProduceCommand) parse("produce", "t", "--acks", "-1")).producerOptions.acks).isEqualTo((short) -1);
+        assertThat(((ProduceCommand) parse("produce", "t", "--acks=-1")).producerOptions.acks).isEqualTo((short) -1);
+        assertThat(((ProduceCommand) parse("produce", "t", "--acks", "0")).producerOptions.acks).isEqualTo((short) 0);
+        assertThat(((ProduceCommand) parse("produce", "t", "--acks", "1")).producerOptions.acks).isEqualTo((short) 1);
     }
 
     @Test
