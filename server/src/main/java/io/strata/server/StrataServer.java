@@ -1,5 +1,6 @@
 package io.strata.server;
 
+import io.strata.common.BackgroundErrors;
 import io.strata.common.Time;
 import io.strata.metadata.BrokerRegistration;
 import io.strata.metadata.ConfigResource;
@@ -59,6 +60,8 @@ public final class StrataServer implements AutoCloseable {
 
     private final ServerConfig config;
     private final Time time;
+    /** Failures of background work in every component, by task (exported as strata_server_background_errors_total). */
+    private final BackgroundErrors backgroundErrors = new BackgroundErrors();
     // Volatile: the metrics endpoint reads these while start-up creates them.
     private volatile LogManager logManager;
     private MetadataLog metadataLog;
@@ -152,7 +155,7 @@ public final class StrataServer implements AutoCloseable {
         logManager = new LogManager(new LogManager.Settings(logDirs, config.getInt(ServerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR),
             config.getLong(ServerConfig.LOG_RETENTION_CHECK_INTERVAL_MS), config.getLong(ServerConfig.LOG_FLUSH_SCHEDULER_INTERVAL_MS),
             config.getInt(ServerConfig.LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS), config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_MS),
-            config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS), config.fsyncOnAck()), cleanerConfig, time);
+            config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS), config.fsyncOnAck()), cleanerConfig, time, backgroundErrors);
         logManager.setFlushObserver(metrics.flushObserver());
 
         Path metadataDir = logDirs.get(0).resolve(MetadataLog.TOPIC + "-0");
@@ -171,6 +174,8 @@ public final class StrataServer implements AutoCloseable {
 
         producePurgatory = new DelayedOperationPurgatory<>("Produce", time, config.getInt(ServerConfig.PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS));
         fetchPurgatory = new DelayedOperationPurgatory<>("Fetch", time, config.getInt(ServerConfig.FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS));
+        producePurgatory.setBackgroundErrors(backgroundErrors);
+        fetchPurgatory.setBackgroundErrors(backgroundErrors);
         replicaManager = new ReplicaManager(nodeId, logManager, topicDefaults, time, producePurgatory, fetchPurgatory);
         replicaManager.setTopicMetrics(metrics.topicMetrics());
         controller.addPublisher(replicaManager);
@@ -192,7 +197,7 @@ public final class StrataServer implements AutoCloseable {
             config.getInt(ServerConfig.GROUP_INITIAL_REBALANCE_DELAY_MS), config.getInt(ServerConfig.GROUP_MAX_SIZE),
             config.getInt(ServerConfig.OFFSET_METADATA_MAX_BYTES), 2,
             config.getInt(ServerConfig.OFFSETS_RETENTION_MINUTES) * 60L * 1000L, config.getLong(ServerConfig.OFFSETS_RETENTION_CHECK_INTERVAL_MS)),
-            offsetsTopic, time);
+            offsetsTopic, time, io.strata.coordinator.group.consumer.ExecutorCoordinatorTimer::new, backgroundErrors);
         groupCoordinator.configureConsumerGroups(config.consumerGroupSettings(), new io.strata.server.api.ImageTopicsView(controller));
         controller.addPublisher(offsetsTopic);
         offsetsTopic.onPartitionsLed(led -> groupCoordinator.onPartitionsLed(led.keySet()));
@@ -207,7 +212,8 @@ public final class StrataServer implements AutoCloseable {
             config.getInt(ServerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS), config.getInt(ServerConfig.TRANSACTION_MAX_TIMEOUT_MS),
             config.getInt(ServerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), config.getInt(ServerConfig.TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS),
             config.getInt(ServerConfig.TRANSACTION_REMOVE_EXPIRED_TRANSACTION_CLEANUP_INTERVAL_MS)), transactionStateTopic,
-            new TransactionMarkers(replicaManager, groupCoordinator, time), producerIds::nextProducerIdUnchecked, time, 1);
+            new TransactionMarkers(replicaManager, groupCoordinator, time), producerIds::nextProducerIdUnchecked, time, 1,
+            io.strata.coordinator.group.consumer.ExecutorCoordinatorTimer::new, backgroundErrors);
         controller.addPublisher(transactionStateTopic);
         transactionStateTopic.onPartitionsLed(transactionCoordinator::onPartitionsLed);
         replicaManager.setTransactionVerifier((producerId, epoch, topicPartition) -> transactionCoordinator.verifyByProducer(producerId, epoch,
@@ -324,6 +330,11 @@ public final class StrataServer implements AutoCloseable {
     /** The metrics endpoint's bound port (set before the logs load), or -1 if metrics are disabled or not started. */
     public int metricsPort() {
         return metrics.port();
+    }
+
+    /** Failures of background work so far, by task; every component of this node counts into it. */
+    public BackgroundErrors backgroundErrors() {
+        return backgroundErrors;
     }
 
     /** This broker's metrics (a disabled instance when metrics.enabled=false). */

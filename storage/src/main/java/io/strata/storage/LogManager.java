@@ -1,5 +1,7 @@
 package io.strata.storage;
 
+import io.strata.common.BackgroundErrors;
+import io.strata.common.BackgroundExecutors;
 import io.strata.common.Time;
 import io.strata.storage.checkpoint.OffsetCheckpointFile;
 import io.strata.storage.cleaner.CleanerConfig;
@@ -57,6 +59,12 @@ public final class LogManager implements Closeable {
     public static final String LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint";
     public static final String CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown";
     public static final String LOCK_FILE = ".lock";
+    /** Background task names (metric labels). */
+    public static final String RETENTION_TASK = "log-retention";
+    public static final String FLUSH_TASK = "log-flush";
+    public static final String CHECKPOINT_TASK = "log-checkpoint";
+    public static final String PRODUCER_EXPIRATION_TASK = "log-producer-expiration";
+    public static final String SCHEDULER_TASK = "log-scheduler";
     /** The metadata log lives beside the partition logs but is owned by the metadata layer. */
     public static final String METADATA_TOPIC = "__cluster_metadata";
     /** How long a clean shutdown waits for a running background task (e.g. a segment flush) to end. */
@@ -71,6 +79,7 @@ public final class LogManager implements Closeable {
     private final Settings settings;
     private final Time time;
     private final ScheduledExecutorService scheduler;
+    private final BackgroundErrors backgroundErrors;
     private final ConcurrentHashMap<TopicPartition, UnifiedLog> logs = new ConcurrentHashMap<>();
     private final Map<Path, FileChannel> lockChannels = new HashMap<>();
     private final Map<Path, FileLock> locks = new HashMap<>();
@@ -89,14 +98,20 @@ public final class LogManager implements Closeable {
     }
 
     public LogManager(Settings settings, CleanerConfig cleanerConfig, Time time) {
+        this(settings, cleanerConfig, time, new BackgroundErrors());
+    }
+
+    /**
+     * @param backgroundErrors where failures of the periodic tasks (retention, flush by time,
+     *                         checkpoints, producer expiration) and of other scheduler work are counted
+     */
+    public LogManager(Settings settings, CleanerConfig cleanerConfig, Time time, BackgroundErrors backgroundErrors) {
         this.settings = settings;
         this.cleanerConfig = cleanerConfig;
         this.time = time;
-        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
-            Thread thread = new Thread(task, "strata-log-scheduler");
-            thread.setDaemon(true);
-            return thread;
-        });
+        this.backgroundErrors = backgroundErrors;
+        ScheduledThreadPoolExecutor executor = BackgroundExecutors.singleThreadScheduler("strata-log-scheduler", SCHEDULER_TASK,
+            backgroundErrors, LOG);
         // At shutdown, delayed tasks are dropped rather than waited for: file deletions they would
         // have done are finished by the next start (.deleted files, -delete directories).
         executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
@@ -223,19 +238,30 @@ public final class LogManager implements Closeable {
         locks.put(dir, lock);
     }
 
+    /**
+     * Every periodic task runs guarded: a run that throws is logged, counted under its task name
+     * and the task keeps its schedule (a scheduled executor would drop it for good). Failures of
+     * one log inside a pass are counted under the same name and do not stop the pass.
+     */
     private void scheduleBackgroundTasks() {
-        scheduler.scheduleWithFixedDelay(this::runRetention, settings.retentionCheckIntervalMs(), settings.retentionCheckIntervalMs(),
-            TimeUnit.MILLISECONDS);
+        schedulePeriodic(RETENTION_TASK, settings.retentionCheckIntervalMs(), this::runRetention);
         if (settings.flushCheckIntervalMs() < Long.MAX_VALUE / 2) {
-            scheduler.scheduleWithFixedDelay(this::flushByTime, settings.flushCheckIntervalMs(), settings.flushCheckIntervalMs(),
-                TimeUnit.MILLISECONDS);
+            schedulePeriodic(FLUSH_TASK, settings.flushCheckIntervalMs(), this::flushByTime);
         }
         if (settings.checkpointIntervalMs() > 0) {
-            scheduler.scheduleWithFixedDelay(this::checkpointQuietly, settings.checkpointIntervalMs(), settings.checkpointIntervalMs(),
-                TimeUnit.MILLISECONDS);
+            schedulePeriodic(CHECKPOINT_TASK, settings.checkpointIntervalMs(), this::checkpointQuietly);
         }
-        scheduler.scheduleWithFixedDelay(this::expireProducers, settings.producerIdExpirationCheckIntervalMs(),
-            settings.producerIdExpirationCheckIntervalMs(), TimeUnit.MILLISECONDS);
+        schedulePeriodic(PRODUCER_EXPIRATION_TASK, settings.producerIdExpirationCheckIntervalMs(), this::expireProducers);
+    }
+
+    private void schedulePeriodic(String task, long intervalMs, Runnable body) {
+        scheduler.scheduleWithFixedDelay(backgroundErrors.guard(task, LOG, "the logs of " + settings.logDirs(), body), intervalMs, intervalMs,
+            TimeUnit.MILLISECONDS);
+    }
+
+    /** Failures of this manager's background tasks, by task. */
+    public BackgroundErrors backgroundErrors() {
+        return backgroundErrors;
     }
 
     /** Runs one retention pass over every log (but compacted ones while the cleaner runs); returns the segments deleted. */
@@ -251,6 +277,7 @@ public final class LogManager implements Closeable {
             try {
                 deleted += log.deleteOldSegments();
             } catch (IOException | RuntimeException e) {
+                backgroundErrors.record(RETENTION_TASK);
                 LOG.warn("Retention failed for {}", log.topicPartition(), e);
             }
         }
@@ -262,6 +289,7 @@ public final class LogManager implements Closeable {
             try {
                 log.maybeFlushByTime();
             } catch (IOException | RuntimeException e) {
+                backgroundErrors.record(FLUSH_TASK);
                 LOG.warn("Flush failed for {}", log.topicPartition(), e);
             }
         }
@@ -277,6 +305,7 @@ public final class LogManager implements Closeable {
                     log.producerState().removeExpiredProducers(now);
                 }
             } catch (RuntimeException e) {
+                backgroundErrors.record(PRODUCER_EXPIRATION_TASK);
                 LOG.warn("Expiring idle producers of {} failed; retrying at the next check", log.topicPartition(), e);
             }
         }
@@ -286,7 +315,8 @@ public final class LogManager implements Closeable {
         try {
             checkpoint();
         } catch (IOException | RuntimeException e) {
-            LOG.warn("Writing offset checkpoints failed", e);
+            backgroundErrors.record(CHECKPOINT_TASK);
+            LOG.warn("Writing offset checkpoints of {} failed; retrying at the next interval", settings.logDirs(), e);
         }
     }
 

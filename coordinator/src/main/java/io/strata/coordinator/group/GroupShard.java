@@ -1,7 +1,9 @@
 package io.strata.coordinator.group;
 
+import io.strata.common.BackgroundErrors;
 import io.strata.common.Time;
 import io.strata.coordinator.group.consumer.ConsumerGroupManager;
+import io.strata.coordinator.group.consumer.CoordinatorTimer;
 import io.strata.protocol.ErrorCode;
 import io.strata.protocol.message.DescribeGroupsResponseData;
 import io.strata.protocol.message.JoinGroupRequestData;
@@ -38,14 +40,22 @@ import java.util.function.ToLongFunction;
  * session timeout rejoin without a rebalance.
  *
  * <p>Every {@code offsets.retention.check.interval.ms} the shard expires committed offsets and
- * deletes empty groups left without offsets, with Kafka 4's rules ({@link #cleanupGroupMetadata}).
+ * deletes empty groups left without offsets, with Kafka 4's rules ({@link #cleanupGroupMetadata}),
+ * on the shard's {@link CoordinatorTimer}; a pass that throws is logged with the partition, counted
+ * ({@link BackgroundErrors}, task {@value #EXPIRATION_TASK}) and runs again at the next interval.
  */
 final class GroupShard {
     private static final Logger LOG = LoggerFactory.getLogger(GroupShard.class);
+    /** Background task names (metric labels): the offset expiration pass, and other work on the shard threads. */
+    static final String EXPIRATION_TASK = "group-offsets-expiration";
+    static final String SHARD_THREAD_TASK = "group-coordinator-thread";
+    private static final String EXPIRATION_TIMER_KEY = "offsets-expiration";
 
     private final int partition;
     private final GroupCoordinatorSettings settings;
     private final ScheduledExecutorService executor;
+    private final CoordinatorTimer timer;
+    private final BackgroundErrors backgroundErrors;
     private final GroupStore store;
     private final Time time;
     final Map<String, ClassicGroup> groups = new HashMap<>();
@@ -58,10 +68,13 @@ final class GroupShard {
     record TopicPartitionKey(String topic, int partition) {
     }
 
-    GroupShard(int partition, GroupCoordinatorSettings settings, ScheduledExecutorService executor, GroupStore store, Time time) {
+    GroupShard(int partition, GroupCoordinatorSettings settings, ScheduledExecutorService executor, CoordinatorTimer timer,
+               BackgroundErrors backgroundErrors, GroupStore store, Time time) {
         this.partition = partition;
         this.settings = settings;
         this.executor = executor;
+        this.timer = timer;
+        this.backgroundErrors = backgroundErrors;
         this.store = store;
         this.time = time;
     }
@@ -80,6 +93,11 @@ final class GroupShard {
 
     ScheduledExecutorService executor() {
         return executor;
+    }
+
+    /** The shard's timer, shared with its consumer group manager; used only on the shard's thread. */
+    CoordinatorTimer timer() {
+        return timer;
     }
 
     ClassicGroup group(String groupId) {
@@ -867,13 +885,16 @@ final class GroupShard {
         return allExpired && !openTransactions;
     }
 
-    /** The periodic pass, every {@code offsets.retention.check.interval.ms}; a failure is logged and the next pass retries. */
+    /**
+     * The periodic pass, every {@code offsets.retention.check.interval.ms}. A pass that throws
+     * (reported by the guard around it) leaves no write in flight: the next pass starts afresh.
+     */
     private void scheduledCleanup() {
         try {
             cleanupGroupMetadata(tombstones -> { });
         } catch (RuntimeException e) {
-            LOG.error("Expiring offsets of __consumer_offsets-{} failed; retrying at the next check", partition, e);
             expirationInFlight = false;
+            throw e;
         }
     }
 
@@ -1030,6 +1051,7 @@ final class GroupShard {
         consumerGroups.onLoaded();
         loaded = true;
         long intervalMs = settings.offsetsRetentionCheckIntervalMs();
-        executor.scheduleWithFixedDelay(this::scheduledCleanup, intervalMs, intervalMs, TimeUnit.MILLISECONDS);
+        timer.schedulePeriodic(EXPIRATION_TIMER_KEY, intervalMs,
+            backgroundErrors.guard(EXPIRATION_TASK, LOG, "__consumer_offsets-" + partition, this::scheduledCleanup));
     }
 }
