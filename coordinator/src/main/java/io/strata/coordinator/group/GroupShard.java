@@ -61,6 +61,8 @@ final class GroupShard {
     final Map<String, ClassicGroup> groups = new HashMap<>();
     final Map<String, Map<TopicPartitionKey, OffsetAndMetadata>> offsets = new HashMap<>();
     volatile boolean loaded;
+    /** Records of the partition that the last load could not apply (each logged with its offset). */
+    private int skippedRecords;
     /** The consumer groups (KIP-848) of this partition; set by the coordinator before the partition is loaded. */
     ConsumerGroupManager consumerGroups;
 
@@ -1037,6 +1039,15 @@ final class GroupShard {
             newGroup(groupId);
         }
         offsets.computeIfAbsent(groupId, g -> new HashMap<>()).put(key, value);
+    }
+
+    void recordSkipped() {
+        skippedRecords++;
+    }
+
+    /** Records the load skipped; on the shard's thread. */
+    int skippedRecords() {
+        return skippedRecords;
     }
 
     /** After loading: members of loaded groups get fresh session timers (they must heartbeat again). */
