@@ -49,7 +49,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A Strata node: broker and controller roles in one process over a single-voter metadata
- * quorum. Start-up order: format/check the data directories, replay the metadata log into the
+ * quorum. Start-up order: lock every data directory (a second process on the same directories
+ * stops here, before it reads or recovers anything), format/check them, replay the metadata log into the
  * image, load the partition logs, open partitions for the image, bind the listeners, register
  * the broker, then start handling requests. {@link #close()} is the controlled shutdown:
  * stop accepting, finish in-flight requests, flush, write checkpoints and the clean-shutdown
@@ -143,11 +144,7 @@ public final class StrataServer implements AutoCloseable {
         metrics = BrokerMetrics.start(this, config);
         int nodeId = config.nodeId();
         List<Path> logDirs = config.logDirs();
-        clusterId = DataDirectories.ensureFormatted(logDirs, nodeId, config.getString(ServerConfig.CLUSTER_ID));
         Map<String, String> topicDefaults = config.topicDefaults();
-
-        boolean cleanShutdown = Files.exists(logDirs.get(0).resolve(LogManager.CLEAN_SHUTDOWN_FILE));
-        uncleanStart = !cleanShutdown;
         CleanerConfig cleanerConfig = new CleanerConfig(config.getBoolean(ServerConfig.LOG_CLEANER_ENABLE),
             config.getInt(ServerConfig.LOG_CLEANER_THREADS), config.getLong(ServerConfig.LOG_CLEANER_DEDUPE_BUFFER_SIZE),
             ((Number) config.value(ServerConfig.LOG_CLEANER_IO_BUFFER_LOAD_FACTOR)).doubleValue(),
@@ -157,6 +154,11 @@ public final class StrataServer implements AutoCloseable {
             config.getInt(ServerConfig.LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS), config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_MS),
             config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS), config.fsyncOnAck()), cleanerConfig, time, backgroundErrors);
         logManager.setFlushObserver(metrics.flushObserver());
+        // Before anything reads a directory: recovering __cluster_metadata below truncates it.
+        logManager.lockDirectories();
+        clusterId = DataDirectories.ensureFormatted(logDirs, nodeId, config.getString(ServerConfig.CLUSTER_ID));
+        boolean cleanShutdown = Files.exists(logDirs.get(0).resolve(LogManager.CLEAN_SHUTDOWN_FILE));
+        uncleanStart = !cleanShutdown;
 
         Path metadataDir = logDirs.get(0).resolve(MetadataLog.TOPIC + "-0");
         LogConfig metadataConfig = LogConfig.of(Map.of(), Map.of(LogConfig.RETENTION_MS, "-1", LogConfig.RETENTION_BYTES, "-1"));

@@ -47,6 +47,13 @@ import java.util.function.Function;
  * {@code log-start-offset-checkpoint}, {@code .kafka_cleanshutdown} and a {@code .lock} held
  * while the broker runs ({@code cleaner-offset-checkpoint} belongs to the log cleaner).
  *
+ * <p>The locks come first ({@link #lockDirectories}), before anything in a directory is read or
+ * written, the metadata log included: a second process pointed at the same directories must stop
+ * before it can recover (truncate) a log the running broker writes. The lock is an OS file lock
+ * on {@code .lock} (released by the OS when the process dies, so a crash leaves no stale lock);
+ * the file's contents name the holder ({@code pid=...} and {@code host=...} lines) so that the
+ * refused process can say who holds it.
+ *
  * <p>The {@link LogCleaner} starts once any log has cleanup.policy=compact (and
  * log.cleaner.enable is set); from then on it, not this class, runs the retention of compacted
  * logs, so that retention never deletes a segment the cleaner is rewriting.
@@ -131,10 +138,9 @@ public final class LogManager implements Closeable {
         List<Path> dirs = settings.logDirs();
         List<Future<?>> loads = new ArrayList<>();
         List<ExecutorService> pools = new ArrayList<>();
+        lockDirectories();
         try {
             for (Path dir : dirs) {
-                Files.createDirectories(dir);
-                lock(dir);
                 loads.addAll(loadDirectory(dir, configs, pools));
             }
             for (Future<?> load : loads) {
@@ -227,15 +233,81 @@ public final class LogManager implements Closeable {
         logs.values().forEach(log -> log.setFlushObserver(observer));
     }
 
+    /**
+     * Creates every data directory and takes its lock, or throws naming the directory and the
+     * process holding it; the locks taken before a refusal are kept (and released by
+     * {@link #close}). Call before anything reads the directories; {@link #startup} calls it too
+     * and then finds the locks already held.
+     */
+    public synchronized void lockDirectories() throws IOException {
+        for (Path dir : settings.logDirs()) {
+            if (!locks.containsKey(dir)) {
+                Files.createDirectories(dir);
+                lock(dir);
+            }
+        }
+    }
+
     private void lock(Path dir) throws IOException {
-        FileChannel channel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        FileLock lock = channel.tryLock();
+        Path lockFile = dir.resolve(LOCK_FILE);
+        // Neither TRUNCATE_EXISTING nor a write before the lock: the holder's name must survive a refused open.
+        FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        FileLock lock;
+        try {
+            lock = channel.tryLock();
+        } catch (java.nio.channels.OverlappingFileLockException heldHere) {
+            lock = null;
+        } catch (IOException e) {
+            channel.close();
+            throw e;
+        }
         if (lock == null) {
             channel.close();
-            throw new IOException("data directory " + dir + " is in use by another process (" + LOCK_FILE + " is locked)");
+            throw new IOException("Data directory " + dir + " is in use by another process: " + holder(lockFile) + " holds " + lockFile
+                + ". Stop that process, or give this one other log.dirs.");
+        }
+        try {
+            ProcessHandle self = ProcessHandle.current();
+            byte[] contents = ("pid=" + self.pid() + "\nhost=" + hostName() + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            channel.truncate(0);
+            channel.write(java.nio.ByteBuffer.wrap(contents), 0);
+            channel.force(true);
+        } catch (IOException e) {
+            lock.release();
+            channel.close();
+            throw new IOException("Cannot write the lock file " + lockFile + ": " + e.getMessage(), e);
         }
         lockChannels.put(dir, channel);
         locks.put(dir, lock);
+    }
+
+    /** Who the lock file says holds it: "pid 123 on host h", or a note that it does not say. */
+    static String holder(Path lockFile) {
+        try {
+            String pid = null;
+            String host = null;
+            for (String line : Files.readAllLines(lockFile, java.nio.charset.StandardCharsets.UTF_8)) {
+                if (line.startsWith("pid=")) {
+                    pid = line.substring(4).trim();
+                } else if (line.startsWith("host=")) {
+                    host = line.substring(5).trim();
+                }
+            }
+            if (pid == null) {
+                return "a process that did not write its name (an older version, or this process)";
+            }
+            return "pid " + pid + (host == null ? "" : " on host " + host);
+        } catch (IOException e) {
+            return "a process that cannot be named (" + e.getMessage() + ")";
+        }
+    }
+
+    private static String hostName() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            return "unknown";
+        }
     }
 
     /**
