@@ -180,6 +180,7 @@ public final class StrataServer implements AutoCloseable {
         fetchPurgatory.setBackgroundErrors(backgroundErrors);
         replicaManager = new ReplicaManager(nodeId, logManager, topicDefaults, time, producePurgatory, fetchPurgatory);
         replicaManager.setTopicMetrics(metrics.topicMetrics());
+        replicaManager.setBackgroundErrors(backgroundErrors);
         controller.addPublisher(replicaManager);
         controller.publishInitialImage().get();
 
@@ -370,6 +371,9 @@ public final class StrataServer implements AutoCloseable {
             }
             if (groupCoordinator != null) {
                 groupCoordinator.close();
+            }
+            if (replicaManager != null) {
+                replicaManager.close();
             }
             if (producePurgatory != null) {
                 producePurgatory.shutdown();

@@ -677,12 +677,25 @@ public final class UnifiedLog implements Closeable {
     }
 
     /** Fsyncs everything below {@code offset} and moves the recovery point there. */
+    /** Test seam: runs in {@link #flush} before the fsync up to {@code target}; may block or throw to slow or fail it. */
+    public interface FsyncHook {
+        void beforeFsync(long target) throws IOException;
+    }
+
+    private volatile FsyncHook beforeFsync = target -> { };
+
+    /** Test seam: see {@link FsyncHook}. */
+    public void setBeforeFsync(FsyncHook hook) {
+        this.beforeFsync = hook;
+    }
+
     public void flush(long offset) throws IOException {
         long target = Math.min(offset, logEnd.messageOffset());
         if (target <= recoveryPoint) {
             return;
         }
         long flushStartNanos = System.nanoTime();
+        beforeFsync.beforeFsync(target);
         Map.Entry<Long, LogSegment> floor = segments.floorEntry(recoveryPoint);
         Collection<LogSegment> toFlush = (floor == null ? segments : segments.tailMap(floor.getKey(), true)).headMap(target, false).values();
         for (LogSegment segment : toFlush) {
