@@ -985,7 +985,7 @@ final class GroupShard {
             for (TopicPartitionKey key : expired) {
                 offsetTombstones.add(GroupStore.offsetTombstone(groupId, key.topic(), key.partition()));
             }
-            // The consumer group leaves memory at once (its manager applies records before writing them, and rebuilds the group on failure).
+            // The consumer group leaves memory at once (its manager applies records before writing them, and puts the group back if the write fails).
             consumerGroups.delete(groupId, offsetTombstones, error -> {
                 if (error == ErrorCode.NONE) {
                     expired.forEach(key -> loadOffset(groupId, key, null));
