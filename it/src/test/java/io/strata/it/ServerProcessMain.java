@@ -10,7 +10,7 @@ import java.util.Map;
 /**
  * Runs a Strata node in a child JVM for tests that need their own process (file-descriptor
  * heavy tests, kill tests). Args: key=value settings. Prints "PORT <port>" once ready and
- * runs until killed or stdin closes.
+ * runs until killed or stdin closes. A failed start prints "Start-up failed: <cause>" and exits 1.
  */
 public final class ServerProcessMain {
     private ServerProcessMain() {
@@ -26,7 +26,15 @@ public final class ServerProcessMain {
         properties.putIfAbsent("metrics.listener", "http://127.0.0.1:0");
         StrataServer server = new StrataServer(ServerConfig.fromMap(properties), Time.SYSTEM);
         Runtime.getRuntime().addShutdownHook(new Thread(server::close));
-        server.startup();
+        try {
+            server.startup();
+        } catch (Exception e) {
+            // As the strata command: one line naming the cause, a non-zero exit.
+            System.err.println("Start-up failed: " + e.getMessage());
+            System.err.flush();
+            server.close();
+            System.exit(1);
+        }
         System.out.println("PORT " + server.boundPort());
         System.out.flush();
         // Exit when the parent goes away (stdin closes), so no test leaves a server behind.

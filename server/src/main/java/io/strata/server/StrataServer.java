@@ -1,5 +1,6 @@
 package io.strata.server;
 
+import io.strata.common.BackgroundErrors;
 import io.strata.common.Time;
 import io.strata.metadata.BrokerRegistration;
 import io.strata.metadata.ConfigResource;
@@ -48,7 +49,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A Strata node: broker and controller roles in one process over a single-voter metadata
- * quorum. Start-up order: format/check the data directories, replay the metadata log into the
+ * quorum. Start-up order: lock every data directory (a second process on the same directories
+ * stops here, before it reads or recovers anything), format/check them, replay the metadata log into the
  * image, load the partition logs, open partitions for the image, bind the listeners, register
  * the broker, then start handling requests. {@link #close()} is the controlled shutdown:
  * stop accepting, finish in-flight requests, flush, write checkpoints and the clean-shutdown
@@ -59,6 +61,8 @@ public final class StrataServer implements AutoCloseable {
 
     private final ServerConfig config;
     private final Time time;
+    /** Failures of background work in every component, by task (exported as strata_server_background_errors_total). */
+    private final BackgroundErrors backgroundErrors = new BackgroundErrors();
     // Volatile: the metrics endpoint reads these while start-up creates them.
     private volatile LogManager logManager;
     private MetadataLog metadataLog;
@@ -141,11 +145,7 @@ public final class StrataServer implements AutoCloseable {
         metrics = BrokerMetrics.start(this, config);
         int nodeId = config.nodeId();
         List<Path> logDirs = config.logDirs();
-        clusterId = DataDirectories.ensureFormatted(logDirs, nodeId, config.getString(ServerConfig.CLUSTER_ID));
         Map<String, String> topicDefaults = config.topicDefaults();
-
-        boolean cleanShutdown = Files.exists(logDirs.get(0).resolve(LogManager.CLEAN_SHUTDOWN_FILE));
-        uncleanStart = !cleanShutdown;
         CleanerConfig cleanerConfig = new CleanerConfig(config.getBoolean(ServerConfig.LOG_CLEANER_ENABLE),
             config.getInt(ServerConfig.LOG_CLEANER_THREADS), config.getLong(ServerConfig.LOG_CLEANER_DEDUPE_BUFFER_SIZE),
             ((Number) config.value(ServerConfig.LOG_CLEANER_IO_BUFFER_LOAD_FACTOR)).doubleValue(),
@@ -153,8 +153,13 @@ public final class StrataServer implements AutoCloseable {
         logManager = new LogManager(new LogManager.Settings(logDirs, config.getInt(ServerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR),
             config.getLong(ServerConfig.LOG_RETENTION_CHECK_INTERVAL_MS), config.getLong(ServerConfig.LOG_FLUSH_SCHEDULER_INTERVAL_MS),
             config.getInt(ServerConfig.LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS), config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_MS),
-            config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS), config.fsyncOnAck()), cleanerConfig, time);
+            config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS), config.fsyncOnAck()), cleanerConfig, time, backgroundErrors);
         logManager.setFlushObserver(metrics.flushObserver());
+        // Before anything reads a directory: recovering __cluster_metadata below truncates it.
+        logManager.lockDirectories();
+        clusterId = DataDirectories.ensureFormatted(logDirs, nodeId, config.getString(ServerConfig.CLUSTER_ID));
+        boolean cleanShutdown = Files.exists(logDirs.get(0).resolve(LogManager.CLEAN_SHUTDOWN_FILE));
+        uncleanStart = !cleanShutdown;
 
         Path metadataDir = logDirs.get(0).resolve(MetadataLog.TOPIC + "-0");
         LogConfig metadataConfig = LogConfig.of(Map.of(), Map.of(LogConfig.RETENTION_MS, "-1", LogConfig.RETENTION_BYTES, "-1"));
@@ -175,8 +180,11 @@ public final class StrataServer implements AutoCloseable {
 
         producePurgatory = new DelayedOperationPurgatory<>("Produce", time, config.getInt(ServerConfig.PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS));
         fetchPurgatory = new DelayedOperationPurgatory<>("Fetch", time, config.getInt(ServerConfig.FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS));
+        producePurgatory.setBackgroundErrors(backgroundErrors);
+        fetchPurgatory.setBackgroundErrors(backgroundErrors);
         replicaManager = new ReplicaManager(nodeId, logManager, topicDefaults, time, producePurgatory, fetchPurgatory);
         replicaManager.setTopicMetrics(metrics.topicMetrics());
+        replicaManager.setBackgroundErrors(backgroundErrors);
         controller.addPublisher(replicaManager);
         controller.publishInitialImage().get();
 
@@ -196,7 +204,7 @@ public final class StrataServer implements AutoCloseable {
             config.getInt(ServerConfig.GROUP_INITIAL_REBALANCE_DELAY_MS), config.getInt(ServerConfig.GROUP_MAX_SIZE),
             config.getInt(ServerConfig.OFFSET_METADATA_MAX_BYTES), 2,
             config.getInt(ServerConfig.OFFSETS_RETENTION_MINUTES) * 60L * 1000L, config.getLong(ServerConfig.OFFSETS_RETENTION_CHECK_INTERVAL_MS)),
-            offsetsTopic, time);
+            offsetsTopic, time, io.strata.coordinator.group.consumer.ExecutorCoordinatorTimer::new, backgroundErrors);
         groupCoordinator.configureConsumerGroups(config.consumerGroupSettings(), new io.strata.server.api.ImageTopicsView(controller));
         controller.addPublisher(offsetsTopic);
         offsetsTopic.onPartitionsLed(led -> groupCoordinator.onPartitionsLed(led.keySet()));
@@ -211,7 +219,8 @@ public final class StrataServer implements AutoCloseable {
             config.getInt(ServerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS), config.getInt(ServerConfig.TRANSACTION_MAX_TIMEOUT_MS),
             config.getInt(ServerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), config.getInt(ServerConfig.TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS),
             config.getInt(ServerConfig.TRANSACTION_REMOVE_EXPIRED_TRANSACTION_CLEANUP_INTERVAL_MS)), transactionStateTopic,
-            new TransactionMarkers(replicaManager, groupCoordinator, time), producerIds::nextProducerIdUnchecked, time, 1);
+            new TransactionMarkers(replicaManager, groupCoordinator, time), producerIds::nextProducerIdUnchecked, time, 1,
+            io.strata.coordinator.group.consumer.ExecutorCoordinatorTimer::new, backgroundErrors);
         controller.addPublisher(transactionStateTopic);
         transactionStateTopic.onPartitionsLed(transactionCoordinator::onPartitionsLed);
         replicaManager.setTransactionVerifier((producerId, epoch, topicPartition) -> transactionCoordinator.verifyByProducer(producerId, epoch,
@@ -339,6 +348,11 @@ public final class StrataServer implements AutoCloseable {
         return metrics.port();
     }
 
+    /** Failures of background work so far, by task; every component of this node counts into it. */
+    public BackgroundErrors backgroundErrors() {
+        return backgroundErrors;
+    }
+
     /** This broker's metrics (a disabled instance when metrics.enabled=false). */
     public BrokerMetrics metrics() {
         return metrics;
@@ -370,6 +384,9 @@ public final class StrataServer implements AutoCloseable {
             }
             if (groupCoordinator != null) {
                 groupCoordinator.close();
+            }
+            if (replicaManager != null) {
+                replicaManager.close();
             }
             if (producePurgatory != null) {
                 producePurgatory.shutdown();

@@ -1,5 +1,7 @@
 package io.strata.storage;
 
+import io.strata.common.BackgroundErrors;
+import io.strata.common.BackgroundExecutors;
 import io.strata.common.Time;
 import io.strata.storage.checkpoint.OffsetCheckpointFile;
 import io.strata.storage.cleaner.CleanerConfig;
@@ -45,6 +47,13 @@ import java.util.function.Function;
  * {@code log-start-offset-checkpoint}, {@code .kafka_cleanshutdown} and a {@code .lock} held
  * while the broker runs ({@code cleaner-offset-checkpoint} belongs to the log cleaner).
  *
+ * <p>The locks come first ({@link #lockDirectories}), before anything in a directory is read or
+ * written, the metadata log included: a second process pointed at the same directories must stop
+ * before it can recover (truncate) a log the running broker writes. The lock is an OS file lock
+ * on {@code .lock} (released by the OS when the process dies, so a crash leaves no stale lock);
+ * the file's contents name the holder ({@code pid=...} and {@code host=...} lines) so that the
+ * refused process can say who holds it.
+ *
  * <p>The {@link LogCleaner} starts once any log has cleanup.policy=compact (and
  * log.cleaner.enable is set); from then on it, not this class, runs the retention of compacted
  * logs, so that retention never deletes a segment the cleaner is rewriting.
@@ -57,6 +66,12 @@ public final class LogManager implements Closeable {
     public static final String LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint";
     public static final String CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown";
     public static final String LOCK_FILE = ".lock";
+    /** Background task names (metric labels). */
+    public static final String RETENTION_TASK = "log-retention";
+    public static final String FLUSH_TASK = "log-flush";
+    public static final String CHECKPOINT_TASK = "log-checkpoint";
+    public static final String PRODUCER_EXPIRATION_TASK = "log-producer-expiration";
+    public static final String SCHEDULER_TASK = "log-scheduler";
     /** The metadata log lives beside the partition logs but is owned by the metadata layer. */
     public static final String METADATA_TOPIC = "__cluster_metadata";
     /** How long a clean shutdown waits for a running background task (e.g. a segment flush) to end. */
@@ -75,6 +90,7 @@ public final class LogManager implements Closeable {
     private volatile long producerIdExpirationMs;
     private final Time time;
     private final ScheduledExecutorService scheduler;
+    private final BackgroundErrors backgroundErrors;
     private final ConcurrentHashMap<TopicPartition, UnifiedLog> logs = new ConcurrentHashMap<>();
     private final Map<Path, FileChannel> lockChannels = new HashMap<>();
     private final Map<Path, FileLock> locks = new HashMap<>();
@@ -93,16 +109,22 @@ public final class LogManager implements Closeable {
     }
 
     public LogManager(Settings settings, CleanerConfig cleanerConfig, Time time) {
+        this(settings, cleanerConfig, time, new BackgroundErrors());
+    }
+
+    /**
+     * @param backgroundErrors where failures of the periodic tasks (retention, flush by time,
+     *                         checkpoints, producer expiration) and of other scheduler work are counted
+     */
+    public LogManager(Settings settings, CleanerConfig cleanerConfig, Time time, BackgroundErrors backgroundErrors) {
         this.settings = settings;
         this.recoveryThreadsPerDataDir = settings.recoveryThreadsPerDataDir();
         this.producerIdExpirationMs = settings.producerIdExpirationMs();
         this.cleanerConfig = cleanerConfig;
         this.time = time;
-        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
-            Thread thread = new Thread(task, "strata-log-scheduler");
-            thread.setDaemon(true);
-            return thread;
-        });
+        this.backgroundErrors = backgroundErrors;
+        ScheduledThreadPoolExecutor executor = BackgroundExecutors.singleThreadScheduler("strata-log-scheduler", SCHEDULER_TASK,
+            backgroundErrors, LOG);
         // At shutdown, delayed tasks are dropped rather than waited for: file deletions they would
         // have done are finished by the next start (.deleted files, -delete directories).
         executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
@@ -157,10 +179,9 @@ public final class LogManager implements Closeable {
         List<Path> dirs = settings.logDirs();
         List<Future<?>> loads = new ArrayList<>();
         List<ExecutorService> pools = new ArrayList<>();
+        lockDirectories();
         try {
             for (Path dir : dirs) {
-                Files.createDirectories(dir);
-                lock(dir);
                 loads.addAll(loadDirectory(dir, configs, pools));
             }
             for (Future<?> load : loads) {
@@ -253,30 +274,107 @@ public final class LogManager implements Closeable {
         logs.values().forEach(log -> log.setFlushObserver(observer));
     }
 
+    /**
+     * Creates every data directory and takes its lock, or throws naming the directory and the
+     * process holding it; the locks taken before a refusal are kept (and released by
+     * {@link #close}). Call before anything reads the directories; {@link #startup} calls it too
+     * and then finds the locks already held.
+     */
+    public synchronized void lockDirectories() throws IOException {
+        for (Path dir : settings.logDirs()) {
+            if (!locks.containsKey(dir)) {
+                Files.createDirectories(dir);
+                lock(dir);
+            }
+        }
+    }
+
     private void lock(Path dir) throws IOException {
-        FileChannel channel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        FileLock lock = channel.tryLock();
+        Path lockFile = dir.resolve(LOCK_FILE);
+        // Neither TRUNCATE_EXISTING nor a write before the lock: the holder's name must survive a refused open.
+        FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        FileLock lock;
+        try {
+            lock = channel.tryLock();
+        } catch (java.nio.channels.OverlappingFileLockException heldHere) {
+            lock = null;
+        } catch (IOException e) {
+            channel.close();
+            throw e;
+        }
         if (lock == null) {
             channel.close();
-            throw new IOException("data directory " + dir + " is in use by another process (" + LOCK_FILE + " is locked)");
+            throw new IOException("Data directory " + dir + " is in use by another process: " + holder(lockFile) + " holds " + lockFile
+                + ". Stop that process, or give this one other log.dirs.");
+        }
+        try {
+            ProcessHandle self = ProcessHandle.current();
+            byte[] contents = ("pid=" + self.pid() + "\nhost=" + hostName() + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            channel.truncate(0);
+            channel.write(java.nio.ByteBuffer.wrap(contents), 0);
+            channel.force(true);
+        } catch (IOException e) {
+            lock.release();
+            channel.close();
+            throw new IOException("Cannot write the lock file " + lockFile + ": " + e.getMessage(), e);
         }
         lockChannels.put(dir, channel);
         locks.put(dir, lock);
     }
 
+    /** Who the lock file says holds it: "pid 123 on host h", or a note that it does not say. */
+    static String holder(Path lockFile) {
+        try {
+            String pid = null;
+            String host = null;
+            for (String line : Files.readAllLines(lockFile, java.nio.charset.StandardCharsets.UTF_8)) {
+                if (line.startsWith("pid=")) {
+                    pid = line.substring(4).trim();
+                } else if (line.startsWith("host=")) {
+                    host = line.substring(5).trim();
+                }
+            }
+            if (pid == null) {
+                return "a process that did not write its name (an older version, or this process)";
+            }
+            return "pid " + pid + (host == null ? "" : " on host " + host);
+        } catch (IOException e) {
+            return "a process that cannot be named (" + e.getMessage() + ")";
+        }
+    }
+
+    private static String hostName() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
+    /**
+     * Every periodic task runs guarded: a run that throws is logged, counted under its task name
+     * and the task keeps its schedule (a scheduled executor would drop it for good). Failures of
+     * one log inside a pass are counted under the same name and do not stop the pass.
+     */
     private void scheduleBackgroundTasks() {
-        scheduler.scheduleWithFixedDelay(this::runRetention, settings.retentionCheckIntervalMs(), settings.retentionCheckIntervalMs(),
-            TimeUnit.MILLISECONDS);
+        schedulePeriodic(RETENTION_TASK, settings.retentionCheckIntervalMs(), this::runRetention);
         if (settings.flushCheckIntervalMs() < Long.MAX_VALUE / 2) {
-            scheduler.scheduleWithFixedDelay(this::flushByTime, settings.flushCheckIntervalMs(), settings.flushCheckIntervalMs(),
-                TimeUnit.MILLISECONDS);
+            schedulePeriodic(FLUSH_TASK, settings.flushCheckIntervalMs(), this::flushByTime);
         }
         if (settings.checkpointIntervalMs() > 0) {
-            scheduler.scheduleWithFixedDelay(this::checkpointQuietly, settings.checkpointIntervalMs(), settings.checkpointIntervalMs(),
-                TimeUnit.MILLISECONDS);
+            schedulePeriodic(CHECKPOINT_TASK, settings.checkpointIntervalMs(), this::checkpointQuietly);
         }
-        scheduler.scheduleWithFixedDelay(this::expireProducers, settings.producerIdExpirationCheckIntervalMs(),
-            settings.producerIdExpirationCheckIntervalMs(), TimeUnit.MILLISECONDS);
+        schedulePeriodic(PRODUCER_EXPIRATION_TASK, settings.producerIdExpirationCheckIntervalMs(), this::expireProducers);
+    }
+
+    private void schedulePeriodic(String task, long intervalMs, Runnable body) {
+        scheduler.scheduleWithFixedDelay(backgroundErrors.guard(task, LOG, "the logs of " + settings.logDirs(), body), intervalMs, intervalMs,
+            TimeUnit.MILLISECONDS);
+    }
+
+    /** Failures of this manager's background tasks, by task. */
+    public BackgroundErrors backgroundErrors() {
+        return backgroundErrors;
     }
 
     /** Runs one retention pass over every log (but compacted ones while the cleaner runs); returns the segments deleted. */
@@ -292,6 +390,7 @@ public final class LogManager implements Closeable {
             try {
                 deleted += log.deleteOldSegments();
             } catch (IOException | RuntimeException e) {
+                backgroundErrors.record(RETENTION_TASK);
                 LOG.warn("Retention failed for {}", log.topicPartition(), e);
             }
         }
@@ -303,6 +402,7 @@ public final class LogManager implements Closeable {
             try {
                 log.maybeFlushByTime();
             } catch (IOException | RuntimeException e) {
+                backgroundErrors.record(FLUSH_TASK);
                 LOG.warn("Flush failed for {}", log.topicPartition(), e);
             }
         }
@@ -318,6 +418,7 @@ public final class LogManager implements Closeable {
                     log.producerState().removeExpiredProducers(now);
                 }
             } catch (RuntimeException e) {
+                backgroundErrors.record(PRODUCER_EXPIRATION_TASK);
                 LOG.warn("Expiring idle producers of {} failed; retrying at the next check", log.topicPartition(), e);
             }
         }
@@ -327,7 +428,8 @@ public final class LogManager implements Closeable {
         try {
             checkpoint();
         } catch (IOException | RuntimeException e) {
-            LOG.warn("Writing offset checkpoints failed", e);
+            backgroundErrors.record(CHECKPOINT_TASK);
+            LOG.warn("Writing offset checkpoints of {} failed; retrying at the next interval", settings.logDirs(), e);
         }
     }
 

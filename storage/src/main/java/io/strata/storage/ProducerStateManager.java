@@ -56,9 +56,25 @@ import java.util.zip.CRC32C;
  *           timestamp i64 | coordinatorEpoch i32 | currentTxnFirstOffset i64 (-1: none)
  * </pre>
  * The file name is the log offset up to which the snapshot covers the log; the log replays
- * batches from there on load. Written to a temp file, fsynced and renamed into place.
+ * batches from there on load.
  *
- * <p>Not thread-safe: guarded by the partition lock.
+ * <h2>Writing a snapshot, and crashes</h2>
+ * In three steps, so that the slow one runs off the partition lock (a segment roll happens on
+ * the append path):
+ * <ol>
+ *   <li>{@link #captureSnapshot} (under the lock): the state's bytes, in memory;</li>
+ *   <li>{@link #writeSnapshotFile} (no lock): to {@code <name>.snapshot.<n>.tmp}, fsynced;</li>
+ *   <li>{@link #publishSnapshot} (under the lock): renamed atomically to {@code <name>.snapshot}
+ *       unless a truncation or a deletion of older snapshots happened since the capture (then
+ *       the temp file is deleted: the state no longer matches the log), then the directory is
+ *       fsynced so the rename survives a crash.</li>
+ * </ol>
+ * A crash at any point leaves either no file for the snapshot or a complete, fsynced one: temp
+ * files are removed by the loader, and a snapshot is never visible (listed, loaded, counted as
+ * the newest) before its bytes are durable. The log flushes the rolled segment, which moves the
+ * recovery point past the snapshot's offset, only after the snapshot is published.
+ *
+ * <p>Not thread-safe: guarded by the partition lock, except {@link #writeSnapshotFile}.
  */
 public final class ProducerStateManager {
     public static final String SNAPSHOT_SUFFIX = ".snapshot";
@@ -74,6 +90,13 @@ public final class ProducerStateManager {
     /** Open transactions by first offset. */
     private final TreeMap<Long, Long> ongoingTxns = new TreeMap<>();
     private long mapEndOffset;
+    /** Bumped by every change that makes a captured, unpublished snapshot wrong (truncation, a moved directory). */
+    private long snapshotGeneration;
+    /** Snapshots below this offset were deleted (log start moved): a capture below it is not published. */
+    private long snapshotsDeletedBelow = Long.MIN_VALUE;
+    private final java.util.concurrent.atomic.AtomicLong tempFileSequence = new java.util.concurrent.atomic.AtomicLong();
+    /** Test seam: runs just before a snapshot's temp file is fsynced. */
+    private volatile Runnable beforeSnapshotFsync = () -> { };
 
     public ProducerStateManager(TopicPartition topicPartition, Path logDir, long producerIdExpirationMs) {
         this.topicPartition = topicPartition;
@@ -88,6 +111,7 @@ public final class ProducerStateManager {
 
     void updateDir(Path newDir) {
         this.logDir = newDir;
+        snapshotGeneration++;
     }
 
     /** The offset up to which the state reflects the log. */
@@ -236,6 +260,7 @@ public final class ProducerStateManager {
 
     /** Drops all state and snapshots and restarts at {@code offset} (log truncated fully). */
     public void truncateFullyAndStartAt(long offset) throws IOException {
+        snapshotGeneration++;
         producers.clear();
         ongoingTxns.clear();
         for (Path snapshot : listSnapshots().values()) {
@@ -250,6 +275,7 @@ public final class ProducerStateManager {
      * offset from which the log must replay batches into this state.
      */
     public long truncateAndReload(long logStartOffset, long logEndOffset) throws IOException {
+        snapshotGeneration++;
         TreeMap<Long, Path> snapshots = listSnapshots();
         for (Map.Entry<Long, Path> snapshot : snapshots.entrySet()) {
             if (snapshot.getKey() > logEndOffset) {
@@ -279,6 +305,7 @@ public final class ProducerStateManager {
 
     /** Deletes snapshots below {@code offset} except the newest one (still needed to load). */
     public void deleteSnapshotsBefore(long offset) throws IOException {
+        snapshotsDeletedBelow = Math.max(snapshotsDeletedBelow, offset);
         TreeMap<Long, Path> snapshots = listSnapshots();
         for (Map.Entry<Long, Path> snapshot : snapshots.headMap(offset, false).entrySet()) {
             Files.deleteIfExists(snapshot.getValue());
@@ -314,11 +341,40 @@ public final class ProducerStateManager {
         return snapshots;
     }
 
-    /** Writes a snapshot of the state at {@link #mapEndOffset()} (skipped if one exists). */
+    /** A snapshot captured under the partition lock, not yet on disk. */
+    public static final class PendingSnapshot {
+        final long offset;
+        final ByteBuffer bytes;
+        final long generation;
+        Path tempFile;
+
+        PendingSnapshot(long offset, ByteBuffer bytes, long generation) {
+            this.offset = offset;
+            this.bytes = bytes;
+            this.generation = generation;
+        }
+
+        public long offset() {
+            return offset;
+        }
+    }
+
+    /** Writes a snapshot of the state at {@link #mapEndOffset()} (skipped if one exists), all three steps in the caller's thread. */
     public void takeSnapshot() throws IOException {
+        PendingSnapshot pending = captureSnapshot();
+        if (pending != null) {
+            writeSnapshotFile(pending);
+            if (publishSnapshot(pending)) {
+                syncSnapshotDirectory();
+            }
+        }
+    }
+
+    /** Step 1, under the partition lock: the state at {@link #mapEndOffset()} as snapshot bytes, or null if that snapshot exists. */
+    public PendingSnapshot captureSnapshot() {
         Path file = snapshotFile(logDir, mapEndOffset);
         if (Files.exists(file)) {
-            return;
+            return null;
         }
         List<ProducerStateEntry> entries = new ArrayList<>(producers.values());
         ByteBuffer buffer = ByteBuffer.allocate(SNAPSHOT_HEADER_BYTES + entries.size() * SNAPSHOT_ENTRY_BYTES);
@@ -332,14 +388,59 @@ public final class ProducerStateManager {
         crc.update(buffer.array(), 6, buffer.position() - 6);
         buffer.putInt(2, (int) crc.getValue());
         buffer.flip();
-        Path temp = file.resolveSibling(file.getFileName() + ".tmp");
-        try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-            while (buffer.hasRemaining()) {
-                channel.write(buffer);
+        return new PendingSnapshot(mapEndOffset, buffer, snapshotGeneration);
+    }
+
+    /**
+     * Step 2, without the lock (the slow part): the bytes to a fresh temp file, fsynced. On
+     * failure the temp file is removed and nothing is published.
+     */
+    public void writeSnapshotFile(PendingSnapshot pending) throws IOException {
+        Path file = snapshotFile(logDir, pending.offset);
+        Path temp = file.resolveSibling(file.getFileName() + "." + tempFileSequence.incrementAndGet() + ".tmp");
+        try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            ByteBuffer bytes = pending.bytes.duplicate();
+            while (bytes.hasRemaining()) {
+                channel.write(bytes);
             }
+            beforeSnapshotFsync.run();
             channel.force(true);
+        } catch (IOException | RuntimeException e) {
+            Files.deleteIfExists(temp);
+            throw e;
         }
-        Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        pending.tempFile = temp;
+    }
+
+    /**
+     * Step 3, under the partition lock: renames the written snapshot into place, or drops it if
+     * the log was truncated (or its older snapshots deleted past it) since the capture. Returns
+     * whether it was published; then the caller fsyncs the directory with
+     * {@link #syncSnapshotDirectory} (no lock needed) before relying on it.
+     */
+    public boolean publishSnapshot(PendingSnapshot pending) throws IOException {
+        if (pending.tempFile == null) {
+            throw new IllegalStateException("snapshot at " + pending.offset + " of " + topicPartition + " was not written");
+        }
+        if (pending.generation != snapshotGeneration || pending.offset < snapshotsDeletedBelow) {
+            Files.deleteIfExists(pending.tempFile);
+            return false;
+        }
+        Path file = snapshotFile(logDir, pending.offset);
+        Files.move(pending.tempFile, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        return true;
+    }
+
+    /** Fsyncs the log directory, so that renames into it (a published snapshot) survive a crash. */
+    public void syncSnapshotDirectory() throws IOException {
+        try (FileChannel directory = FileChannel.open(logDir, StandardOpenOption.READ)) {
+            directory.force(true);
+        }
+    }
+
+    /** Test seam: {@code hook} runs before every snapshot fsync (it may block or throw). */
+    void setBeforeSnapshotFsync(Runnable hook) {
+        this.beforeSnapshotFsync = hook;
     }
 
     private void loadSnapshot(Path file) throws IOException {

@@ -491,14 +491,19 @@ public final class UnifiedLog implements Closeable {
             }
             active.onBecomeInactiveSegment();
             producerState.updateMapEndOffset(newOffset);
-            producerState.takeSnapshot();
+            // Captured here (the state at the roll offset), written and fsynced off the lock.
+            ProducerStateManager.PendingSnapshot snapshot = producerState.captureSnapshot();
             LogSegment segment = LogSegment.open(dir, newOffset, config, time, newRollJitterMs(), "");
             segments.put(newOffset, segment);
             logEnd = new LogOffsetMetadata(logEnd.messageOffset(), segment.baseOffset(), segment.size());
             LOG.debug("Rolled new segment of {} at offset {}", topicPartition, newOffset);
-            // The rolled segment will never change again: flush it off the append path.
+            // The rolled segment will never change again: flush it off the append path, after the
+            // snapshot is durable, since the flush moves the recovery point past the snapshot's offset.
             long flushUpTo = newOffset;
-            scheduler.execute(() -> flushQuietly(flushUpTo));
+            scheduler.execute(() -> {
+                persistSnapshotQuietly(snapshot);
+                flushQuietly(flushUpTo);
+            });
             return segment;
         }
     }
@@ -672,12 +677,25 @@ public final class UnifiedLog implements Closeable {
     }
 
     /** Fsyncs everything below {@code offset} and moves the recovery point there. */
+    /** Test seam: runs in {@link #flush} before the fsync up to {@code target}; may block or throw to slow or fail it. */
+    public interface FsyncHook {
+        void beforeFsync(long target) throws IOException;
+    }
+
+    private volatile FsyncHook beforeFsync = target -> { };
+
+    /** Test seam: see {@link FsyncHook}. */
+    public void setBeforeFsync(FsyncHook hook) {
+        this.beforeFsync = hook;
+    }
+
     public void flush(long offset) throws IOException {
         long target = Math.min(offset, logEnd.messageOffset());
         if (target <= recoveryPoint) {
             return;
         }
         long flushStartNanos = System.nanoTime();
+        beforeFsync.beforeFsync(target);
         Map.Entry<Long, LogSegment> floor = segments.floorEntry(recoveryPoint);
         Collection<LogSegment> toFlush = (floor == null ? segments : segments.tailMap(floor.getKey(), true)).headMap(target, false).values();
         for (LogSegment segment : toFlush) {
@@ -691,6 +709,32 @@ public final class UnifiedLog implements Closeable {
             }
         }
         flushObserver.accept(System.nanoTime() - flushStartNanos);
+    }
+
+    /**
+     * Writes and fsyncs a snapshot captured at a roll without holding the partition lock, then
+     * publishes it under the lock. A snapshot that fails is only logged: the log loads from an
+     * older snapshot (or the segment start) and replays more.
+     */
+    private void persistSnapshotQuietly(ProducerStateManager.PendingSnapshot snapshot) {
+        if (snapshot == null || closed) {
+            return;
+        }
+        try {
+            producerState.writeSnapshotFile(snapshot);
+            boolean published;
+            synchronized (lock) {
+                published = !closed && producerState.publishSnapshot(snapshot);
+            }
+            if (published) {
+                producerState.syncSnapshotDirectory();
+            } else if (snapshot.tempFile != null) {
+                Files.deleteIfExists(snapshot.tempFile);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("Writing the producer snapshot of {} at offset {} failed; a load replays from an older one", topicPartition,
+                snapshot.offset(), e);
+        }
     }
 
     private void flushQuietly(long offset) {

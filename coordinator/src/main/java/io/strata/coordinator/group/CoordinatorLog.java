@@ -23,6 +23,15 @@ public interface CoordinatorLog {
     interface TransactionalReplay {
         void record(ByteBuffer key, ByteBuffer value, long producerId, boolean transactional);
 
+        /**
+         * A record with its offset in the partition, so a record that cannot be applied can be
+         * reported where it is; {@code offset} is -1 from a log that does not know offsets. The
+         * default drops the offset.
+         */
+        default void record(ByteBuffer key, ByteBuffer value, long producerId, boolean transactional, long offset) {
+            record(key, value, producerId, transactional);
+        }
+
         void marker(long producerId, boolean commit);
     }
 

@@ -1,9 +1,12 @@
 package io.strata.coordinator.group;
 
+import io.strata.common.BackgroundErrors;
+import io.strata.common.BackgroundExecutors;
 import io.strata.common.Time;
 import io.strata.coordinator.group.consumer.ClassicGroups;
 import io.strata.coordinator.group.consumer.ConsumerGroupManager;
 import io.strata.coordinator.group.consumer.ConsumerGroupSettings;
+import io.strata.coordinator.group.consumer.CoordinatorTimer;
 import io.strata.coordinator.group.consumer.ExecutorCoordinatorTimer;
 import io.strata.coordinator.group.consumer.GroupRecordLog;
 import io.strata.coordinator.group.consumer.TopicsView;
@@ -31,8 +34,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -52,24 +55,33 @@ public final class GroupCoordinator implements AutoCloseable {
     private final Time time;
     private final GroupStore store;
     private final ScheduledExecutorService[] threads;
+    private final Function<ScheduledExecutorService, CoordinatorTimer> timers;
+    private final BackgroundErrors backgroundErrors;
     private final Map<Integer, GroupShard> shards = new ConcurrentHashMap<>();
     private volatile ConsumerGroupSettings consumerGroupSettings = ConsumerGroupSettings.DEFAULT;
     private volatile Supplier<TopicsView> topics = () -> TopicsView.EMPTY;
 
     public GroupCoordinator(GroupCoordinatorSettings settings, CoordinatorLog log, Time time) {
+        this(settings, log, time, ExecutorCoordinatorTimer::new, new BackgroundErrors());
+    }
+
+    /**
+     * @param timers makes each shard's timer (member sessions, rebalance timeouts of consumer
+     *               groups, the offset expiration pass) from the shard's thread; production passes
+     *               {@link ExecutorCoordinatorTimer}, tests a timer on their mock clock
+     * @param backgroundErrors where failures of the expiration pass and other shard-thread work are counted
+     */
+    public GroupCoordinator(GroupCoordinatorSettings settings, CoordinatorLog log, Time time,
+                            Function<ScheduledExecutorService, CoordinatorTimer> timers, BackgroundErrors backgroundErrors) {
         this.settings = settings;
         this.time = time;
         this.store = new GroupStore(log, time);
+        this.timers = timers;
+        this.backgroundErrors = backgroundErrors;
         this.threads = new ScheduledExecutorService[Math.max(1, settings.threads())];
         for (int i = 0; i < threads.length; i++) {
-            int index = i;
-            ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
-                Thread thread = new Thread(task, "strata-group-coordinator-" + index);
-                thread.setDaemon(true);
-                return thread;
-            });
-            executor.setRemoveOnCancelPolicy(true);
-            threads[i] = executor;
+            threads[i] = BackgroundExecutors.singleThreadScheduler("strata-group-coordinator-" + i, GroupShard.SHARD_THREAD_TASK,
+                backgroundErrors, LOG);
         }
     }
 
@@ -91,7 +103,7 @@ public final class GroupCoordinator implements AutoCloseable {
         this.topics = clusterTopics;
     }
 
-    private ConsumerGroupManager consumerGroupManager(int partition, GroupShard shard, ScheduledExecutorService executor) {
+    private ConsumerGroupManager consumerGroupManager(int partition, GroupShard shard) {
         GroupRecordLog recordLog = new GroupRecordLog() {
             @Override
             public void append(List<byte[][]> records, java.util.function.Consumer<ErrorCode> done) {
@@ -115,7 +127,7 @@ public final class GroupCoordinator implements AutoCloseable {
                 shard.groups.remove(groupId);
             }
         };
-        return new ConsumerGroupManager(partition, consumerGroupSettings, time, new ExecutorCoordinatorTimer(executor), recordLog,
+        return new ConsumerGroupManager(partition, consumerGroupSettings, time, shard.timer(), recordLog,
             () -> topics.get(), classicGroups);
     }
 
@@ -124,8 +136,8 @@ public final class GroupCoordinator implements AutoCloseable {
         for (int partition : partitions) {
             shards.computeIfAbsent(partition, p -> {
                 ScheduledExecutorService executor = threads[p % threads.length];
-                GroupShard shard = new GroupShard(p, settings, executor, store, time);
-                shard.consumerGroups = consumerGroupManager(p, shard, executor);
+                GroupShard shard = new GroupShard(p, settings, executor, timers.apply(executor), backgroundErrors, store, time);
+                shard.consumerGroups = consumerGroupManager(p, shard);
                 executor.execute(() -> {
                     long start = System.nanoTime();
                     store.load(shard);

@@ -1,7 +1,9 @@
 package io.strata.coordinator.group;
 
+import io.strata.common.BackgroundErrors;
 import io.strata.common.Time;
 import io.strata.coordinator.group.consumer.ConsumerGroupManager;
+import io.strata.coordinator.group.consumer.CoordinatorTimer;
 import io.strata.protocol.ErrorCode;
 import io.strata.protocol.message.DescribeGroupsResponseData;
 import io.strata.protocol.message.JoinGroupRequestData;
@@ -38,19 +40,29 @@ import java.util.function.ToLongFunction;
  * session timeout rejoin without a rebalance.
  *
  * <p>Every {@code offsets.retention.check.interval.ms} the shard expires committed offsets and
- * deletes empty groups left without offsets, with Kafka 4's rules ({@link #cleanupGroupMetadata}).
+ * deletes empty groups left without offsets, with Kafka 4's rules ({@link #cleanupGroupMetadata}),
+ * on the shard's {@link CoordinatorTimer}; a pass that throws is logged with the partition, counted
+ * ({@link BackgroundErrors}, task {@value #EXPIRATION_TASK}) and runs again at the next interval.
  */
 final class GroupShard {
     private static final Logger LOG = LoggerFactory.getLogger(GroupShard.class);
+    /** Background task names (metric labels): the offset expiration pass, and other work on the shard threads. */
+    static final String EXPIRATION_TASK = "group-offsets-expiration";
+    static final String SHARD_THREAD_TASK = "group-coordinator-thread";
+    private static final String EXPIRATION_TIMER_KEY = "offsets-expiration";
 
     private final int partition;
     private final GroupCoordinatorSettings settings;
     private final ScheduledExecutorService executor;
+    private final CoordinatorTimer timer;
+    private final BackgroundErrors backgroundErrors;
     private final GroupStore store;
     private final Time time;
     final Map<String, ClassicGroup> groups = new HashMap<>();
     final Map<String, Map<TopicPartitionKey, OffsetAndMetadata>> offsets = new HashMap<>();
     volatile boolean loaded;
+    /** Records of the partition that the last load could not apply (each logged with its offset). */
+    private int skippedRecords;
     /** The consumer groups (KIP-848) of this partition; set by the coordinator before the partition is loaded. */
     ConsumerGroupManager consumerGroups;
 
@@ -58,10 +70,13 @@ final class GroupShard {
     record TopicPartitionKey(String topic, int partition) {
     }
 
-    GroupShard(int partition, GroupCoordinatorSettings settings, ScheduledExecutorService executor, GroupStore store, Time time) {
+    GroupShard(int partition, GroupCoordinatorSettings settings, ScheduledExecutorService executor, CoordinatorTimer timer,
+               BackgroundErrors backgroundErrors, GroupStore store, Time time) {
         this.partition = partition;
         this.settings = settings;
         this.executor = executor;
+        this.timer = timer;
+        this.backgroundErrors = backgroundErrors;
         this.store = store;
         this.time = time;
     }
@@ -80,6 +95,11 @@ final class GroupShard {
 
     ScheduledExecutorService executor() {
         return executor;
+    }
+
+    /** The shard's timer, shared with its consumer group manager; used only on the shard's thread. */
+    CoordinatorTimer timer() {
+        return timer;
     }
 
     ClassicGroup group(String groupId) {
@@ -867,13 +887,16 @@ final class GroupShard {
         return allExpired && !openTransactions;
     }
 
-    /** The periodic pass, every {@code offsets.retention.check.interval.ms}; a failure is logged and the next pass retries. */
+    /**
+     * The periodic pass, every {@code offsets.retention.check.interval.ms}. A pass that throws
+     * (reported by the guard around it) leaves no write in flight: the next pass starts afresh.
+     */
     private void scheduledCleanup() {
         try {
             cleanupGroupMetadata(tombstones -> { });
         } catch (RuntimeException e) {
-            LOG.error("Expiring offsets of __consumer_offsets-{} failed; retrying at the next check", partition, e);
             expirationInFlight = false;
+            throw e;
         }
     }
 
@@ -962,7 +985,7 @@ final class GroupShard {
             for (TopicPartitionKey key : expired) {
                 offsetTombstones.add(GroupStore.offsetTombstone(groupId, key.topic(), key.partition()));
             }
-            // The consumer group leaves memory at once (its manager applies records before writing them, and rebuilds the group on failure).
+            // The consumer group leaves memory at once (its manager applies records before writing them, and puts the group back if the write fails).
             consumerGroups.delete(groupId, offsetTombstones, error -> {
                 if (error == ErrorCode.NONE) {
                     expired.forEach(key -> loadOffset(groupId, key, null));
@@ -1018,6 +1041,15 @@ final class GroupShard {
         offsets.computeIfAbsent(groupId, g -> new HashMap<>()).put(key, value);
     }
 
+    void recordSkipped() {
+        skippedRecords++;
+    }
+
+    /** Records the load skipped; on the shard's thread. */
+    int skippedRecords() {
+        return skippedRecords;
+    }
+
     /** After loading: members of loaded groups get fresh session timers (they must heartbeat again). */
     void onLoaded() {
         // A simple group made up for offsets replayed before the consumer group's records (Kafka replaces it the same way).
@@ -1030,6 +1062,7 @@ final class GroupShard {
         consumerGroups.onLoaded();
         loaded = true;
         long intervalMs = settings.offsetsRetentionCheckIntervalMs();
-        executor.scheduleWithFixedDelay(this::scheduledCleanup, intervalMs, intervalMs, TimeUnit.MILLISECONDS);
+        timer.schedulePeriodic(EXPIRATION_TIMER_KEY, intervalMs,
+            backgroundErrors.guard(EXPIRATION_TASK, LOG, "__consumer_offsets-" + partition, this::scheduledCleanup));
     }
 }

@@ -16,6 +16,9 @@ import io.strata.protocol.records.MemoryRecords;
 import io.strata.protocol.records.RecordBatchBuilder;
 import io.strata.protocol.records.TimestampType;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.nio.ByteBuffer;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -29,6 +32,7 @@ import java.util.function.Consumer;
  * null value deletes (compaction keeps the latest per key).
  */
 final class GroupStore {
+    private static final Logger LOG = LoggerFactory.getLogger(GroupStore.class);
     static final short OFFSET_COMMIT_KEY_VERSION = 1;
     static final short OFFSET_COMMIT_VALUE_VERSION = 3;
     static final short OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY = 1;
@@ -122,14 +126,24 @@ final class GroupStore {
         log.replayTransactional(shard.partition(), new CoordinatorLog.TransactionalReplay() {
             @Override
             public void record(ByteBuffer key, ByteBuffer value, long producerId, boolean transactional) {
+                record(key, value, producerId, transactional, -1L);
+            }
+
+            @Override
+            public void record(ByteBuffer key, ByteBuffer value, long producerId, boolean transactional, long offset) {
                 try {
                     if (transactional) {
                         applyTransactional(shard, key, value, producerId);
                     } else {
-                        apply(shard, key, value);
+                        apply(shard, key, value, offset);
                     }
                 } catch (ProtocolException e) {
-                    // A record this version cannot read (e.g. a newer coordinator's): skip it, as Kafka skips unknown record types.
+                    // A record whose bytes do not parse (corrupt, or a layout this version does not know): the
+                    // rest of the partition still loads, as Kafka goes on past a record type it cannot read.
+                    // The operator needs to know which record was skipped, and where.
+                    shard.recordSkipped();
+                    LOG.warn("Skipping an unreadable record at offset {} of __consumer_offsets-{} (key type {}): {}", offset, shard.partition(),
+                        keyType(key), e.getMessage());
                 }
             }
 
@@ -163,8 +177,15 @@ final class GroupStore {
         log.appendTransactional(shard.partition(), builder.build(), error -> executor.execute(() -> done.accept(error)));
     }
 
-    private static void apply(GroupShard shard, ByteBuffer key, ByteBuffer value) {
+    /** The record type (a key's version prefix), or -1 if the key is missing or too short. */
+    private static int keyType(ByteBuffer key) {
+        return key == null || key.remaining() < 2 ? -1 : key.getShort(key.position());
+    }
+
+    private static void apply(GroupShard shard, ByteBuffer key, ByteBuffer value, long logOffset) {
         if (key == null) {
+            LOG.warn("Skipping a record without a key at offset {} of __consumer_offsets-{}", logOffset, shard.partition());
+            shard.recordSkipped();
             return;
         }
         Reader keyReader = new Reader(key.duplicate());
@@ -178,6 +199,10 @@ final class GroupStore {
             shard.loadGroup(groupKey.group(), value == null ? null : readGroup(groupKey.group(), value));
         } else if (ConsumerGroupRecords.isConsumerGroupRecord(keyVersion)) {
             shard.consumerGroups.replay(keyVersion, keyReader, value);
+        } else {
+            // Kafka's loader skips a record type it does not know with the same warning (e.g. a left-over of an aborted upgrade).
+            LOG.warn("Skipping a record of unknown type {} at offset {} of __consumer_offsets-{}", keyVersion, logOffset, shard.partition());
+            shard.recordSkipped();
         }
     }
 

@@ -1,7 +1,11 @@
 package io.strata.coordinator.transaction;
 
+import io.strata.common.BackgroundErrors;
+import io.strata.common.BackgroundExecutors;
 import io.strata.common.Time;
 import io.strata.coordinator.group.CoordinatorLog;
+import io.strata.coordinator.group.consumer.CoordinatorTimer;
+import io.strata.coordinator.group.consumer.ExecutorCoordinatorTimer;
 import io.strata.coordinator.record.TransactionLogKey;
 import io.strata.coordinator.record.TransactionLogValue;
 import io.strata.protocol.ByteBufferWriter;
@@ -25,9 +29,9 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
@@ -60,11 +64,23 @@ import java.util.function.LongSupplier;
  * <p>Transactional ids idle in Empty, CompleteCommit or CompleteAbort for longer than
  * {@code transactional.id.expiration.ms} are removed by a tombstone in the state log.
  *
+ * <p>Periodic work (the timeout scan every {@code transaction.abort.timed.out.transaction.cleanup.interval.ms},
+ * the expiration pass every {@code transaction.remove.expired.transaction.cleanup.interval.ms}) runs
+ * on each shard's {@link CoordinatorTimer}, guarded: a pass that throws is logged with its
+ * partition, counted in {@link BackgroundErrors} (tasks {@value #TIMEOUT_TASK} and
+ * {@value #EXPIRATION_TASK}) and runs again at its next interval.
+ *
  * <p>Threading: every transactional id's state is touched only on its partition's thread.
  */
 public final class TransactionCoordinator implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TransactionCoordinator.class);
     private static final long MARKER_RETRY_BACKOFF_MS = 100;
+    /** Background task names (metric labels) of the periodic passes and of the shard threads' other work. */
+    public static final String TIMEOUT_TASK = "txn-abort-timed-out";
+    public static final String EXPIRATION_TASK = "txn-expire-transactional-ids";
+    public static final String SHARD_THREAD_TASK = "txn-coordinator-thread";
+    private static final String TIMEOUT_TIMER_KEY = "abort-timed-out-transactions";
+    private static final String EXPIRATION_TIMER_KEY = "expire-transactional-ids";
 
     private final TransactionCoordinatorSettings settings;
     private final CoordinatorLog log;
@@ -72,40 +88,51 @@ public final class TransactionCoordinator implements AutoCloseable {
     private final LongSupplier producerIds;
     private final Time time;
     private final ScheduledExecutorService[] threads;
+    private final Function<ScheduledExecutorService, CoordinatorTimer> timers;
+    private final BackgroundErrors backgroundErrors;
     private final Map<Integer, Shard> shards = new ConcurrentHashMap<>();
 
     /** The state of one {@code __transaction_state} partition. */
     private final class Shard {
         final int partition;
         final ScheduledExecutorService executor;
+        /** The shard's periodic passes; used only on the shard's thread. */
+        final CoordinatorTimer timer;
         final Map<String, TransactionMetadata> transactions = new HashMap<>();
         volatile boolean loaded;
         /** The coordinator epoch written into markers: the partition's leader epoch. */
         int coordinatorEpoch;
 
-        Shard(int partition, ScheduledExecutorService executor) {
+        Shard(int partition, ScheduledExecutorService executor, CoordinatorTimer timer) {
             this.partition = partition;
             this.executor = executor;
+            this.timer = timer;
         }
     }
 
     public TransactionCoordinator(TransactionCoordinatorSettings settings, CoordinatorLog log, MarkerWriter markers, LongSupplier producerIds,
                                   Time time, int threadCount) {
+        this(settings, log, markers, producerIds, time, threadCount, ExecutorCoordinatorTimer::new, new BackgroundErrors());
+    }
+
+    /**
+     * @param timers makes each shard's timer from the shard's thread; production passes
+     *               {@link ExecutorCoordinatorTimer}, tests a timer on their mock clock
+     * @param backgroundErrors where failures of the periodic passes and of other shard-thread work are counted
+     */
+    public TransactionCoordinator(TransactionCoordinatorSettings settings, CoordinatorLog log, MarkerWriter markers, LongSupplier producerIds,
+                                  Time time, int threadCount, Function<ScheduledExecutorService, CoordinatorTimer> timers,
+                                  BackgroundErrors backgroundErrors) {
         this.settings = settings;
         this.log = log;
         this.markers = markers;
         this.producerIds = producerIds;
         this.time = time;
+        this.timers = timers;
+        this.backgroundErrors = backgroundErrors;
         this.threads = new ScheduledExecutorService[Math.max(1, threadCount)];
         for (int i = 0; i < threads.length; i++) {
-            int index = i;
-            ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
-                Thread thread = new Thread(task, "strata-txn-coordinator-" + index);
-                thread.setDaemon(true);
-                return thread;
-            });
-            executor.setRemoveOnCancelPolicy(true);
-            threads[i] = executor;
+            threads[i] = BackgroundExecutors.singleThreadScheduler("strata-txn-coordinator-" + i, SHARD_THREAD_TASK, backgroundErrors, LOG);
         }
     }
 
@@ -122,16 +149,24 @@ public final class TransactionCoordinator implements AutoCloseable {
         for (Map.Entry<Integer, Integer> entry : partitionLeaderEpochs.entrySet()) {
             shards.computeIfAbsent(entry.getKey(), p -> {
                 ScheduledExecutorService executor = threads[p % threads.length];
-                Shard shard = new Shard(p, executor);
+                Shard shard = new Shard(p, executor, timers.apply(executor));
                 shard.coordinatorEpoch = entry.getValue();
-                executor.execute(() -> load(shard));
-                executor.scheduleWithFixedDelay(() -> abortTimedOut(shard), settings.abortTimedOutCheckIntervalMs(),
-                    settings.abortTimedOutCheckIntervalMs(), TimeUnit.MILLISECONDS);
-                executor.scheduleWithFixedDelay(() -> expireTransactionalIds(shard), settings.removeExpiredCheckIntervalMs(),
-                    settings.removeExpiredCheckIntervalMs(), TimeUnit.MILLISECONDS);
+                executor.execute(() -> {
+                    load(shard);
+                    schedulePeriodicPasses(shard);
+                });
                 return shard;
             });
         }
+    }
+
+    /** Starts the shard's timeout scan and expiration pass; on the shard's thread. */
+    private void schedulePeriodicPasses(Shard shard) {
+        String context = "__transaction_state-" + shard.partition;
+        shard.timer.schedulePeriodic(TIMEOUT_TIMER_KEY, settings.abortTimedOutCheckIntervalMs(),
+            backgroundErrors.guard(TIMEOUT_TASK, LOG, context, () -> abortTimedOut(shard)));
+        shard.timer.schedulePeriodic(EXPIRATION_TIMER_KEY, settings.removeExpiredCheckIntervalMs(),
+            backgroundErrors.guard(EXPIRATION_TASK, LOG, context, () -> expireTransactionalIds(shard)));
     }
 
     // ---------------------------------------------------------------- persistence
@@ -190,10 +225,16 @@ public final class TransactionCoordinator implements AutoCloseable {
         byte[] key = encode((short) 0, new TransactionLogKey().setTransactionalId(txn.transactionalId));
         RecordBatchBuilder builder = new RecordBatchBuilder(CompressionType.NONE, TimestampType.CREATE_TIME, 0)
             .append(time.milliseconds(), key, value);
-        log.append(shard.partition, builder.build(), error -> shard.executor.execute(() -> {
+        try {
+            log.append(shard.partition, builder.build(), error -> shard.executor.execute(() -> {
+                txn.pendingState = null;
+                done.accept(error);
+            }));
+        } catch (RuntimeException e) {
+            // Nothing was written: without this the id would stay pending (CONCURRENT_TRANSACTIONS) for good.
             txn.pendingState = null;
-            done.accept(error);
-        }));
+            throw e;
+        }
     }
 
     private void load(Shard shard) {

@@ -101,12 +101,14 @@ class OffsetExpirationTest {
 
         @Override
         public void replayTransactional(int partition, TransactionalReplay replay) {
-            for (Entry entry : entries) {
+            // An entry's index is its offset.
+            for (int offset = 0; offset < entries.size(); offset++) {
+                Entry entry = entries.get(offset);
                 if (entry.marker() != null) {
                     replay.marker(entry.producerId(), entry.marker());
                 } else {
                     replay.record(entry.key().duplicate(), entry.value() == null ? null : entry.value().duplicate(), entry.producerId(),
-                        entry.transactional());
+                        entry.transactional(), offset);
                 }
             }
         }

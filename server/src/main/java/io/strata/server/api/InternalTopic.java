@@ -163,7 +163,7 @@ public final class InternalTopic implements CoordinatorLog, MetadataPublisher {
                 }
                 for (Record record : batch.records()) {
                     if (record.offset() >= offset) {
-                        replay.record(record.key(), record.value(), batch.producerId(), batch.isTransactional());
+                        replay.record(record.key(), record.value(), batch.producerId(), batch.isTransactional(), record.offset());
                     }
                 }
             }

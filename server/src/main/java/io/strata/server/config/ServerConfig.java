@@ -198,7 +198,7 @@ public final class ServerConfig {
             .define(PRODUCER_ID_EXPIRATION_MS, Type.INT, 86_400_000, ConfigDef.atLeast(1), "idle producer state expiry")
             .define(PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, Type.INT, 600_000, ConfigDef.atLeast(1), "producer expiry check interval")
             .define(STRATA_FSYNC, Type.STRING, "none", ConfigDef.oneOf("none", "on-ack"),
-                "on-ack: fsync before acknowledging acks=all writes; none: rely on flush.* and replication like Kafka")
+                "on-ack: fsync (off the handler threads) before acknowledging acks=1/all writes and making them visible; none: rely on flush.* and replication like Kafka")
             .define(METRICS_ENABLED, Type.BOOLEAN, true, "serve /metrics and /health")
             .define(METRICS_LISTENER, Type.STRING, "http://127.0.0.1:9644", "address of the metrics endpoint");
         // Broker-level log settings: every synonym of a topic configuration, with Kafka's defaults.

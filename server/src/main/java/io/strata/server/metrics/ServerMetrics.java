@@ -102,6 +102,15 @@ public final class ServerMetrics implements MetricsCollector {
         section("purgatories", this::collectPurgatories, out);
         section("storage", this::collectStorage, out);
         section("groups", this::collectGroups, out);
+        section("background work", this::collectBackgroundErrors, out);
+    }
+
+    /** Failures of background tasks, by task: each was logged, and the task went on. */
+    private void collectBackgroundErrors(List<MetricFamily> out) {
+        MetricFamily errors = MetricFamily.counter("strata_server_background_errors_total",
+            "Failures of background tasks (periodic passes, scheduler and coordinator thread work), by task; the task keeps running.", "task");
+        server.backgroundErrors().counts().forEach((task, count) -> errors.add(count, task));
+        out.add(errors);
     }
 
     /** Runs one section; a failing section loses its own families, not the others'. */

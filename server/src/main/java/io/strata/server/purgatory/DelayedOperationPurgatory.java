@@ -1,5 +1,6 @@
 package io.strata.server.purgatory;
 
+import io.strata.common.BackgroundErrors;
 import io.strata.common.Time;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -53,6 +54,8 @@ public final class DelayedOperationPurgatory<T extends DelayedOperation> {
     private final AtomicInteger estimatedTotalOperations = new AtomicInteger();
     private final LongAdder expirationCount = new LongAdder();
     private final ExpirationReaper reaper;
+    /** Where the reaper counts its failures; set once at start-up, before operations arrive. */
+    private volatile BackgroundErrors backgroundErrors = new BackgroundErrors();
 
     /** A purgatory with its own {@link SystemTimer} and a running reaper thread. */
     public DelayedOperationPurgatory(String purgatoryName, Time time, int purgeIntervalRequests) {
@@ -78,6 +81,14 @@ public final class DelayedOperationPurgatory<T extends DelayedOperation> {
         if (reaper != null) {
             reaper.start();
         }
+    }
+
+    /** Background task name (metric label) of the reapers' failures. */
+    public static final String REAPER_TASK = "purgatory-expiration-reaper";
+
+    /** Where the expiration reaper counts the failures it survives (a fresh counter unless set). */
+    public void setBackgroundErrors(BackgroundErrors errors) {
+        this.backgroundErrors = errors;
     }
 
     /**
@@ -305,8 +316,10 @@ public final class DelayedOperationPurgatory<T extends DelayedOperation> {
                     advanceClock(REAPER_POLL_MS);
                 } catch (InterruptedException e) {
                     // Shutdown interrupts a wait; the loop condition decides whether to stop.
-                } catch (RuntimeException e) {
-                    LOG.error("Expiration reaper of purgatory {} failed to advance the clock", purgatoryName, e);
+                } catch (Throwable e) {
+                    // Anything else, errors included, must not end the thread: parked operations would never expire.
+                    backgroundErrors.record(REAPER_TASK);
+                    LOG.error("Expiration reaper of purgatory {} failed to advance the clock; it goes on", purgatoryName, e);
                 }
             }
         }

@@ -12,17 +12,22 @@ import java.util.function.Consumer;
  * An acks=all produce waiting until every written partition's high watermark covers its
  * write. On a single node the high watermark moves with the append, so it completes on its
  * first check; with replication it completes when followers catch up, or times out with
- * REQUEST_TIMED_OUT for the partitions still short.
+ * REQUEST_TIMED_OUT for the partitions still short. With {@code strata.fsync=on-ack} the high
+ * watermark moves only after the fsync covering the write, and acks=1 produces wait here too,
+ * for that fsync (the log's recovery point); a failed fsync answers KAFKA_STORAGE_ERROR.
  */
 public final class DelayedProduce extends DelayedOperation {
     private final LinkedHashMap<TopicPartition, ProducePartitionResult> results;
     private final ReplicaManager replicaManager;
     private final Consumer<Map<TopicPartition, ProducePartitionResult>> callback;
+    /** -1 (all: the high watermark covers the write) or 1 (fsync-on-ack: an fsync covers it on this node). */
+    private final short requiredAcks;
     private final Map<TopicPartition, ErrorCode> acknowledged = new java.util.concurrent.ConcurrentHashMap<>();
 
-    DelayedProduce(long timeoutMs, LinkedHashMap<TopicPartition, ProducePartitionResult> results, ReplicaManager replicaManager,
+    DelayedProduce(long timeoutMs, short requiredAcks, LinkedHashMap<TopicPartition, ProducePartitionResult> results, ReplicaManager replicaManager,
                    Consumer<Map<TopicPartition, ProducePartitionResult>> callback) {
         super(timeoutMs);
+        this.requiredAcks = requiredAcks;
         this.results = results;
         this.replicaManager = replicaManager;
         this.callback = callback;
@@ -39,7 +44,7 @@ public final class DelayedProduce extends DelayedOperation {
             if (acknowledged.containsKey(entry.getKey())) {
                 continue;
             }
-            ErrorCode status = replicaManager.acksSatisfied(entry.getKey(), entry.getValue().lastOffset());
+            ErrorCode status = replicaManager.acksSatisfied(entry.getKey(), entry.getValue().lastOffset(), requiredAcks);
             if (status == null) {
                 return false;
             }

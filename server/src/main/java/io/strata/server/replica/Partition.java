@@ -62,17 +62,29 @@ public final class Partition {
 
     /**
      * Appends as leader and advances the high watermark (ISR = this node). With
-     * {@code strata.fsync=on-ack} the data is fsynced before it becomes visible or acknowledged.
+     * {@code strata.fsync=on-ack} the high watermark stays: the caller hands the partition to the
+     * {@link LogFlusher}, which moves it once an fsync covers the append, so the data becomes
+     * visible and acknowledged only then, and the handler thread does not wait for the disk.
      */
     public LogAppendInfo appendRecordsToLeader(MemoryRecords records, UnifiedLog.AppendOrigin origin) throws IOException {
         LogAppendInfo info = log.appendAsLeader(records, leaderEpoch, origin);
-        if (!info.duplicate()) {
-            if (log.fsyncOnAck()) {
-                log.flush(log.logEndOffset());
-            }
+        if (!info.duplicate() && !log.fsyncOnAck()) {
             log.maybeIncrementHighWatermark(log.logEndOffsetMetadata());
         }
         return info;
+    }
+
+    /** Offsets below this were covered by an fsync-on-ack that failed (-1: none failed). */
+    private volatile long failedFlushEndOffset = -1;
+
+    /** The flusher's fsync up to (not including) {@code endOffset} failed. */
+    void recordFlushFailure(long endOffset) {
+        failedFlushEndOffset = Math.max(failedFlushEndOffset, endOffset);
+    }
+
+    /** Whether a failed fsync-on-ack covered {@code offset} and no successful one has since. */
+    boolean flushFailedFor(long offset) {
+        return offset < failedFlushEndOffset && log.recoveryPoint() <= offset;
     }
 
     /** Appends a transaction marker written by the transaction coordinator and advances the high watermark. */

@@ -57,6 +57,8 @@ public final class ReplicaManager implements MetadataPublisher {
     private final DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
     private final ConcurrentHashMap<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
     private volatile BrokerTopicMetrics topicMetrics = BrokerTopicMetrics.DISABLED;
+    /** The fsync-on-ack thread; completes the produces and fetches that waited for a partition's fsync. */
+    private final LogFlusher flusher = new LogFlusher(this::onFlushed);
 
     public ReplicaManager(int nodeId, LogManager logManager, Map<String, String> topicDefaults, Time time,
                           DelayedOperationPurgatory<DelayedProduce> producePurgatory, DelayedOperationPurgatory<DelayedFetch> fetchPurgatory) {
@@ -66,6 +68,26 @@ public final class ReplicaManager implements MetadataPublisher {
         this.time = time;
         this.producePurgatory = producePurgatory;
         this.fetchPurgatory = fetchPurgatory;
+    }
+
+    /** The fsync-on-ack flusher (tests slow or fail its fsync). */
+    public LogFlusher flusher() {
+        return flusher;
+    }
+
+    /** Where background failures (the flusher's) are counted. */
+    public void setBackgroundErrors(io.strata.common.BackgroundErrors errors) {
+        flusher.setBackgroundErrors(errors);
+    }
+
+    private void onFlushed(TopicPartition topicPartition) {
+        fetchPurgatory.checkAndComplete(topicPartition);
+        producePurgatory.checkAndComplete(topicPartition);
+    }
+
+    /** Stops the flusher; writes still waiting for it time out in the purgatory. */
+    public void close() {
+        flusher.close();
     }
 
     public Partition partition(TopicPartition topicPartition) {
@@ -373,11 +395,14 @@ public final class ReplicaManager implements MetadataPublisher {
         for (Map.Entry<TopicPartition, MemoryRecords> entry : entries.entrySet()) {
             results.put(entry.getKey(), appendToPartition(entry.getKey(), entry.getValue(), internalTopicsAllowed, origin, verifyTransactions));
         }
-        if (requiredAcks != -1 || results.values().stream().allMatch(r -> r.error() != ErrorCode.NONE)) {
+        // acks=1 waits only for an fsync-on-ack; acks=0 is never answered.
+        boolean waitsForFsync = requiredAcks == 1 && results.entrySet().stream().anyMatch(entry -> entry.getValue().error() == ErrorCode.NONE
+            && partitions.get(entry.getKey()) != null && partitions.get(entry.getKey()).log().fsyncOnAck());
+        if (requiredAcks != -1 && !waitsForFsync || results.values().stream().allMatch(r -> r.error() != ErrorCode.NONE)) {
             callback.accept(results);
             return;
         }
-        DelayedProduce delayed = new DelayedProduce(timeoutMs, results, this, callback);
+        DelayedProduce delayed = new DelayedProduce(timeoutMs, requiredAcks, results, this, callback);
         producePurgatory.tryCompleteElseWatch(delayed, new ArrayList<>(results.keySet()));
     }
 
@@ -400,6 +425,9 @@ public final class ReplicaManager implements MetadataPublisher {
         }
         try {
             LogAppendInfo info = partition.appendRecordsToLeader(records, origin);
+            if (!info.duplicate() && partition.log().fsyncOnAck()) {
+                flusher.request(partition);
+            }
             if (!info.duplicate()) {
                 fetchPurgatory.checkAndComplete(topicPartition);
                 producePurgatory.checkAndComplete(topicPartition);
@@ -417,13 +445,23 @@ public final class ReplicaManager implements MetadataPublisher {
         }
     }
 
-    /** Whether a write to {@code topicPartition} up to {@code lastOffset} is replicated enough to acknowledge (acks=all). */
-    ErrorCode acksSatisfied(TopicPartition topicPartition, long lastOffset) {
+    /**
+     * Whether a write to {@code topicPartition} up to {@code lastOffset} may be acknowledged:
+     * acks=all once the high watermark covers it (with fsync-on-ack it moves only after the
+     * fsync), acks=1 once an fsync covers it (only asked with fsync-on-ack); KAFKA_STORAGE_ERROR
+     * if the fsync covering it failed; null while it must wait.
+     */
+    ErrorCode acksSatisfied(TopicPartition topicPartition, long lastOffset, short requiredAcks) {
         Partition partition = partitions.get(topicPartition);
         if (partition == null) {
             return ErrorCode.NOT_LEADER_OR_FOLLOWER;
         }
-        return partition.log().highWatermark() > lastOffset ? ErrorCode.NONE : null;
+        UnifiedLog log = partition.log();
+        boolean covered = requiredAcks == 1 ? log.recoveryPoint() > lastOffset : log.highWatermark() > lastOffset;
+        if (covered) {
+            return ErrorCode.NONE;
+        }
+        return log.fsyncOnAck() && partition.flushFailedFor(lastOffset) ? ErrorCode.KAFKA_STORAGE_ERROR : null;
     }
 
     // ---------------------------------------------------------------- fetch

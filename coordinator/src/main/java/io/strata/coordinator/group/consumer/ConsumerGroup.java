@@ -62,6 +62,25 @@ public final class ConsumerGroup {
         return groupId;
     }
 
+    /**
+     * An independent copy of this group (members and assignments are immutable values and
+     * shared), the undo of a change: the manager takes one before a change's first record and
+     * puts it back if the change's write fails.
+     */
+    ConsumerGroup copy() {
+        ConsumerGroup copy = new ConsumerGroup(groupId);
+        copy.groupEpoch = groupEpoch;
+        copy.metadataHash = metadataHash;
+        copy.assignmentEpoch = assignmentEpoch;
+        for (ConsumerGroupMember member : members.values()) {
+            copy.updateMember(member, false);
+        }
+        copy.targetAssignment.putAll(targetAssignment);
+        copy.regexes.putAll(regexes);
+        copy.topicsCheckedVersion = topicsCheckedVersion;
+        return copy;
+    }
+
     public int groupEpoch() {
         return groupEpoch;
     }

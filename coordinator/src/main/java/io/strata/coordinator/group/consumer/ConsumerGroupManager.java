@@ -51,11 +51,18 @@ import java.util.regex.PatternSyntaxException;
  * {@link ConsumerGroupRecords}) that are applied to the in-memory groups by the same
  * {@link #replay} that loads the partition after a restart, then appended to the log. A
  * response is sent only once the records it depends on are durable (a heartbeat that wrote
- * nothing waits for the group's last write still in flight). If an append fails, the group is
- * rebuilt from the log and the client gets the mapped error, so memory never runs ahead of the
- * log for long. A bug that interrupts a change half-way (an exception while producing its
- * records) discards the change the same way: nothing is written, the group is rebuilt from the
- * log, and the client gets UNKNOWN_SERVER_ERROR.
+ * nothing waits for the group's last write still in flight).
+ *
+ * <p><b>Undo.</b> Before a change applies its first record, the group is copied (the undo of the
+ * change; {@link ConsumerGroup#copy}). If the change's append fails, the copy is put back and the
+ * client gets the mapped error: memory loses exactly that change, nothing is replayed. Writes
+ * of a group still in flight after the failed one were built on top of it, so they are undone
+ * with it (they are marked reverted; an append that fails is normally followed by the later ones
+ * failing too, as the partition's leadership or disk went). Only if such a reverted write is
+ * nevertheless appended does memory lack records the log has; then, and only then, the group is
+ * rebuilt from the log ({@link #reloads()} counts these). A bug that interrupts a change half-way
+ * (an exception while producing its records) is undone the same way: nothing is written, the
+ * copy is put back, and the client gets UNKNOWN_SERVER_ERROR.
  *
  * <p><b>A heartbeat</b> (Kafka's three steps): (1) create or update the member; a changed
  * subscription, a changed regex resolution, or a change of the subscribed topics' metadata
@@ -87,6 +94,10 @@ public final class ConsumerGroupManager {
     private final Map<String, ConsumerGroup> groups = new HashMap<>();
     /** The last write of each group still in flight; responses that wrote nothing wait for it. */
     private final Map<String, CompletableFuture<ErrorCode>> pendingWrites = new HashMap<>();
+    /** The writes of each group still in flight, oldest first, each with the undo of its change. */
+    private final Map<String, java.util.ArrayDeque<InFlightWrite>> inFlight = new HashMap<>();
+    /** Times a group was rebuilt from the log (a reverted write that was appended after all). */
+    private long reloads;
     private final Map<String, Pattern> compiledRegexes = new HashMap<>();
     /** While false (loading or rebuilding) replayed records may contradict each other; afterwards a contradiction is a bug. */
     private boolean strict;
@@ -146,12 +157,12 @@ public final class ConsumerGroupManager {
             response = heartbeatError(e.error(), e.getMessage());
         } catch (RuntimeException e) {
             LOG.error("ConsumerGroupHeartbeat of group {} member {} failed", request.groupId(), request.memberId(), e);
-            discard(request.groupId(), out);
+            discard(out);
             respond.accept(heartbeatError(ErrorCode.UNKNOWN_SERVER_ERROR, null));
             return;
         }
         ConsumerGroupHeartbeatResponseData answer = response;
-        complete(request.groupId(), out.records, error -> respond.accept(error == ErrorCode.NONE ? answer : heartbeatError(error, null)));
+        complete(request.groupId(), out, error -> respond.accept(error == ErrorCode.NONE ? answer : heartbeatError(error, null)));
     }
 
     private static ConsumerGroupHeartbeatResponseData heartbeatError(ErrorCode error, String message) {
@@ -635,25 +646,19 @@ public final class ConsumerGroupManager {
             fence(group, member, out);
         } catch (RuntimeException e) {
             LOG.error("[GroupId {}] Fencing member {} failed", group.groupId, member.memberId(), e);
-            discard(group.groupId, out);
+            discard(out);
             return;
         }
-        complete(group.groupId, out.records, error -> { });
+        complete(group.groupId, out, error -> { });
     }
 
     /**
-     * After a bug interrupted a change half-way: nothing of it is written, and the group is
-     * rebuilt from the log once the writes already in flight for it are done.
+     * After a bug interrupted a change half-way: nothing of it is written, and its undo puts the
+     * group back as it was before the change (writes in flight before it are unaffected).
      */
-    private void discard(String groupId, Emitter out) {
-        if (out.records.isEmpty()) {
-            return;
-        }
-        CompletableFuture<ErrorCode> pending = pendingWrites.get(groupId);
-        if (pending == null) {
-            reloadGroup(groupId);
-        } else {
-            pending.thenRun(() -> reloadGroup(groupId));
+    private void discard(Emitter out) {
+        if (out.undoTaken) {
+            restore(out.undoGroupId, out.undo);
         }
     }
 
@@ -806,7 +811,7 @@ public final class ConsumerGroupManager {
         out.emit(ConsumerGroupRecords.targetAssignmentEpochTombstone(groupId));
         out.emit(ConsumerGroupRecords.partitionMetadataTombstone(groupId));
         out.emit(ConsumerGroupRecords.groupTombstone(groupId));
-        complete(groupId, out.records, done);
+        complete(groupId, out, done);
     }
 
     /**
@@ -830,13 +835,59 @@ public final class ConsumerGroupManager {
 
     // ---------------------------------------------------------------- writes
 
-    /** Collects records and applies each to memory as it is produced. */
+    /**
+     * Collects the records of one change of one group and applies each to memory as it is
+     * produced; the first one takes the undo (a copy of the group as it was, or null if the
+     * group did not exist).
+     */
     private final class Emitter {
         final List<byte[][]> records = new ArrayList<>();
+        private boolean undoTaken;
+        private String undoGroupId;
+        private ConsumerGroup undo;
 
         void emit(byte[][] record) {
+            if (!undoTaken) {
+                Reader key = new Reader(ByteBuffer.wrap(record[0]));
+                key.readShort();
+                undoGroupId = key.readString(key.readShort());
+                ConsumerGroup before = groups.get(undoGroupId);
+                undo = before == null ? null : before.copy();
+                undoTaken = true;
+            }
             records.add(record);
             replay(ByteBuffer.wrap(record[0]), record[1] == null ? null : ByteBuffer.wrap(record[1]));
+        }
+    }
+
+    /** A group's write in flight: the group before its change, and whether a failed earlier write undid it already. */
+    private static final class InFlightWrite {
+        final ConsumerGroup before;
+        final boolean undoable;
+        boolean reverted;
+
+        InFlightWrite(Emitter out) {
+            this.before = out.undo;
+            this.undoable = out.undoTaken;
+        }
+    }
+
+    /** Times a group had to be rebuilt from the log; on the shard's thread. */
+    public long reloads() {
+        return reloads;
+    }
+
+    /** Puts the group back as it was before a change, with fresh timers for its members. */
+    private void restore(String groupId, ConsumerGroup before) {
+        ConsumerGroup current = groups.remove(groupId);
+        if (current != null) {
+            for (String memberId : current.members.keySet()) {
+                cancelTimers(groupId, memberId);
+            }
+        }
+        if (before != null) {
+            groups.put(groupId, before);
+            startTimers(before);
         }
     }
 
@@ -844,7 +895,8 @@ public final class ConsumerGroupManager {
      * Writes {@code records} (already applied) and then calls {@code done} with NONE or the
      * mapped write error. With no records, waits for the group's write in flight, if any.
      */
-    private void complete(String groupId, List<byte[][]> records, Consumer<ErrorCode> done) {
+    private void complete(String groupId, Emitter out, Consumer<ErrorCode> done) {
+        List<byte[][]> records = out.records;
         if (records.isEmpty()) {
             CompletableFuture<ErrorCode> pending = pendingWrites.get(groupId);
             if (pending == null) {
@@ -856,17 +908,54 @@ public final class ConsumerGroupManager {
         }
         CompletableFuture<ErrorCode> written = new CompletableFuture<>();
         pendingWrites.put(groupId, written);
+        InFlightWrite write = new InFlightWrite(out);
+        java.util.ArrayDeque<InFlightWrite> writes = inFlight.computeIfAbsent(groupId, g -> new java.util.ArrayDeque<>());
+        writes.addLast(write);
         log.append(records, error -> {
             pendingWrites.remove(groupId, written);
+            List<InFlightWrite> later = new ArrayList<>();
+            boolean after = false;
+            for (InFlightWrite each : writes) {
+                if (after) {
+                    later.add(each);
+                }
+                after |= each == write;
+            }
+            writes.remove(write);
+            if (writes.isEmpty()) {
+                inFlight.remove(groupId, writes);
+            }
             ErrorCode mapped = mapWriteError(error);
             if (error != ErrorCode.NONE) {
-                LOG.warn("[GroupId {}] Writing {} record(s) to __consumer_offsets-{} failed with {}; rebuilding the group from the log",
-                    groupId, records.size(), partition, error);
+                onWriteFailed(groupId, write, later, records.size(), error);
+            } else if (write.reverted) {
+                LOG.warn("[GroupId {}] A write undone after an earlier failure was appended to __consumer_offsets-{} after all; "
+                    + "rebuilding the group from the log", groupId, partition);
                 reloadGroup(groupId);
             }
             written.complete(mapped);
             done.accept(mapped);
         });
+    }
+
+    /** Undoes a failed write's change and, with it, the changes of the group's later writes still in flight (built on it). */
+    private void onWriteFailed(String groupId, InFlightWrite write, List<InFlightWrite> laterWrites, int recordCount,
+                               ErrorCode error) {
+        if (write.reverted) {
+            LOG.warn("[GroupId {}] Writing {} record(s) to __consumer_offsets-{} failed with {}; its change was already undone",
+                groupId, recordCount, partition, error);
+            return;
+        }
+        LOG.warn("[GroupId {}] Writing {} record(s) to __consumer_offsets-{} failed with {}; undoing the change{}", groupId, recordCount,
+            partition, error, laterWrites.isEmpty() ? "" : " and the " + laterWrites.size() + " later one(s) in flight");
+        for (InFlightWrite later : laterWrites) {
+            later.reverted = true;
+        }
+        if (write.undoable) {
+            restore(groupId, write.before);
+        } else {
+            reloadGroup(groupId);
+        }
     }
 
     /** Kafka's mapping of internal-topic write errors to errors group clients understand. */
@@ -881,6 +970,7 @@ public final class ConsumerGroupManager {
 
     /** Rebuilds one group from the log after a failed write, so memory holds only what is durable. */
     private void reloadGroup(String groupId) {
+        reloads++;
         ConsumerGroup dropped = groups.remove(groupId);
         if (dropped != null) {
             for (String memberId : dropped.members.keySet()) {

@@ -350,7 +350,7 @@ class ConsumerGroupManagerTest {
     }
 
     @Test
-    void aFailedWriteRebuildsTheGroupFromTheLogAndReportsTheError() {
+    void aFailedWriteUndoesTheChangeAndReportsTheError() {
         Harness.Client a = harness.client("g", "a", "orders");
         a.join();
         harness.log.failNextAppend(ErrorCode.NOT_LEADER_OR_FOLLOWER);

@@ -19,6 +19,8 @@ final class InMemoryRecordLog implements GroupRecordLog {
     final List<byte[][]> records = new ArrayList<>();
     private final Deque<Runnable> held = new ArrayDeque<>();
     boolean holdAppends;
+    /** How many times the log was replayed (a coordinator load, or a group rebuilt from it). */
+    int replays;
     private ErrorCode nextFailure;
 
     @Override
@@ -52,6 +54,7 @@ final class InMemoryRecordLog implements GroupRecordLog {
 
     @Override
     public void replay(BiConsumer<ByteBuffer, ByteBuffer> consumer) {
+        replays++;
         for (byte[][] record : new ArrayList<>(records)) {
             consumer.accept(ByteBuffer.wrap(record[0]), record[1] == null ? null : ByteBuffer.wrap(record[1]));
         }
