@@ -392,6 +392,18 @@ class ConfigApisTest {
     }
 
     @Test
+    void dynamicSecuritySettingsAreRefusedNamingThemUntilSecurityLands() {
+        for (String key : List.of("listener.name.plaintext.ssl.keystore.location", "ssl.keystore.location", "sasl.enabled.mechanisms",
+                "super.users", "listener.name.plaintext.scram-sha-256.sasl.jaas.config")) {
+            for (String resource : List.of("1", "")) {
+                assertThatThrownBy(() -> alter(broker(resource), op(key, "x", AlterConfigOp.OpType.SET))).as("%s on broker '%s'", key, resource)
+                    .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(InvalidRequestException.class)
+                    .cause().hasMessageContaining(key).hasMessageContaining("not implemented");
+            }
+        }
+    }
+
+    @Test
     void brokerChangesMustNameThisNodeOrTheClusterDefault() throws Exception {
         IncrementalAlterConfigsRequestData request = new IncrementalAlterConfigsRequestData();
         for (String name : List.of("2", "one")) {

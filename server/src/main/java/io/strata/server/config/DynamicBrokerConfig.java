@@ -32,7 +32,8 @@ import java.util.TreeSet;
  * keeps static). They reach the logs as new topic defaults ({@link #topicDefaults}), which the
  * replica manager re-applies to every log when they change. Other keys Kafka can change at
  * runtime (thread pools, listeners, quotas) have no runtime effect here, so changes to them are
- * refused rather than stored and silently ignored.
+ * refused rather than stored and silently ignored; the message says so for security keys
+ * (TLS, SASL, ACLs), which {@link UnimplementedSecurity} also refuses at start-up.
  *
  * <p>Stateless; safe from any thread.
  */
@@ -145,7 +146,9 @@ public final class DynamicBrokerConfig {
             }
         }
         if (!refused.isEmpty()) {
-            throw new ConfigException("Cannot update these configs dynamically: Set(" + String.join(", ", refused) + ")");
+            List<String> security = refused.stream().filter(UnimplementedSecurity::isSecurityKey).toList();
+            throw new ConfigException("Cannot update these configs dynamically: Set(" + String.join(", ", refused) + ")"
+                + (security.isEmpty() ? "" : "; " + UnimplementedSecurity.NOT_IMPLEMENTED + ": " + String.join(", ", security)));
         }
         for (Map.Entry<String, String> entry : proposed.entrySet()) {
             ConfigDef.Key key = ServerConfig.DEFINITION.key(entry.getKey());

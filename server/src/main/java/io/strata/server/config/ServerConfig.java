@@ -20,7 +20,8 @@ import java.util.Properties;
  * The broker's configuration: Apache Kafka's key names and defaults, except where a single
  * node with embedded defaults needs a different starting point (listeners on 127.0.0.1:9092,
  * data in ./data, node id 1, replication factors of 1). Invalid values stop the start with
- * a message naming the key; unknown keys are reported.
+ * a message naming the key; unknown keys are reported. A listener or key that asks for security
+ * Strata does not implement yet stops the start too ({@link UnimplementedSecurity}).
  *
  * <p>Immutable.
  */
@@ -251,6 +252,7 @@ public final class ServerConfig {
         if (listeners().isEmpty()) {
             throw new ConfigException(LISTENERS + " must name at least one listener");
         }
+        UnimplementedSecurity.check(this);
         LogConfig.of(topicDefaults(), Map.of());
         if (getBoolean(METRICS_ENABLED)) {
             io.strata.server.metrics.MetricsHttpServer.Listener.parse(getString(METRICS_LISTENER));
