@@ -3,6 +3,8 @@ package io.strata.server;
 import io.strata.protocol.ErrorCode;
 import io.strata.protocol.message.AlterConfigsRequestData;
 import io.strata.protocol.message.AlterConfigsResponseData;
+import io.strata.protocol.message.CreateTopicsRequestData;
+import io.strata.protocol.message.CreateTopicsResponseData;
 import io.strata.protocol.message.ApiMessageType;
 import io.strata.protocol.message.DescribeConfigsRequestData;
 import io.strata.protocol.message.DescribeConfigsResponseData;
@@ -13,7 +15,9 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.AlterConfigsOptions;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.DescribeConfigsOptions;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
@@ -240,6 +244,45 @@ class ConfigApisTest {
         assertThat(broker.server().controller().image().configs(io.strata.metadata.ConfigResource.topic("strict"))).isEmpty();
     }
 
+    @Test
+    void tieredStorageIsRefusedTheSameWayOnEveryPathThatSetsTopicConfigs() throws Exception {
+        String message = "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.";
+        Map<String, String> tiered = Map.of("remote.storage.enable", "true");
+        for (boolean validateOnly : new boolean[] {false, true}) {
+            assertThatThrownBy(() -> get(broker.admin().createTopics(List.of(new NewTopic("tiered", 1, (short) 1).configs(tiered)),
+                    new CreateTopicsOptions().validateOnly(validateOnly)).all()))
+                .as("CreateTopics validateOnly=%s", validateOnly).isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(InvalidConfigurationException.class).cause().hasMessage(message);
+        }
+        try (RawClient client = new RawClient(broker.port())) {
+            CreateTopicsResponseData created = client.send(ApiMessageType.CREATE_TOPICS, 7, new CreateTopicsRequestData().setTimeoutMs(30_000)
+                .setTopics(List.of(new CreateTopicsRequestData.CreatableTopic().setName("tiered").setNumPartitions(1).setReplicationFactor((short) 1)
+                    .setConfigs(List.of(new CreateTopicsRequestData.CreatableTopicConfig().setName("remote.storage.enable").setValue("true"))))));
+            assertThat(created.topics()).extracting(CreateTopicsResponseData.CreatableTopicResult::errorCode,
+                CreateTopicsResponseData.CreatableTopicResult::errorMessage).containsExactly(tuple(ErrorCode.INVALID_CONFIG.code(), message));
+        }
+        assertThat(broker.server().controller().image().topic("tiered")).isNull();
+
+        broker.createTopic("local", 1, Map.of("remote.storage.enable", "false"));
+        for (boolean validateOnly : new boolean[] {false, true}) {
+            assertThatThrownBy(() -> get(broker.admin().incrementalAlterConfigs(Map.of(topic("local"),
+                    List.of(op("remote.storage.enable", "true", AlterConfigOp.OpType.SET))), new AlterConfigsOptions().validateOnly(validateOnly)).all()))
+                .as("IncrementalAlterConfigs validateOnly=%s", validateOnly).isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(InvalidConfigurationException.class).cause().hasMessage(message);
+        }
+        try (RawClient client = new RawClient(broker.port())) {
+            for (boolean validateOnly : new boolean[] {false, true}) {
+                AlterConfigsResponseData altered = client.send(ApiMessageType.ALTER_CONFIGS, 2,
+                    legacyAlter(validateOnly, legacyResource((byte) 2, "local", "remote.storage.enable", "true")));
+                assertThat(altered.responses()).extracting(AlterConfigsResponseData.AlterConfigsResourceResponse::errorCode,
+                    AlterConfigsResponseData.AlterConfigsResourceResponse::errorMessage)
+                    .as("AlterConfigs validateOnly=%s", validateOnly).containsExactly(tuple(ErrorCode.INVALID_CONFIG.code(), message));
+            }
+        }
+        assertThat(broker.server().controller().image().configs(io.strata.metadata.ConfigResource.topic("local")))
+            .isEqualTo(Map.of("remote.storage.enable", "false"));
+    }
+
     private void assertRefused(ConfigResource resource, Class<? extends Throwable> error, AlterConfigOp... ops) {
         assertThatThrownBy(() -> alter(resource, ops)).isInstanceOf(ExecutionException.class).hasCauseInstanceOf(error);
     }
@@ -347,6 +390,18 @@ class ConfigApisTest {
         Collection<ConfigEntry> defaults = describe(broker("")).entries();
         assertThat(defaults).isEmpty();
         assertThat(describe(broker("1")).get("log.retention.hours").value()).isEqualTo("168");
+    }
+
+    @Test
+    void dynamicSecuritySettingsAreRefusedNamingThemUntilSecurityLands() {
+        for (String key : List.of("listener.name.plaintext.ssl.keystore.location", "ssl.keystore.location", "sasl.enabled.mechanisms",
+                "super.users", "listener.name.plaintext.scram-sha-256.sasl.jaas.config")) {
+            for (String resource : List.of("1", "")) {
+                assertThatThrownBy(() -> alter(broker(resource), op(key, "x", AlterConfigOp.OpType.SET))).as("%s on broker '%s'", key, resource)
+                    .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(InvalidRequestException.class)
+                    .cause().hasMessageContaining(key).hasMessageContaining("not implemented");
+            }
+        }
     }
 
     @Test

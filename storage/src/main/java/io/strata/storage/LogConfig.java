@@ -202,9 +202,27 @@ public final class LogConfig {
         return new LogConfig(parsed.values(), Map.copyOf(topicOverrides));
     }
 
-    /** Validates topic overrides (CreateTopics, AlterConfigs) without building a config. */
+    /**
+     * Kafka's message when a topic asks for tiered storage on a broker without it
+     * ({@code remote.log.storage.system.enable=false}); this broker has no tiered storage.
+     */
+    public static final String TIERED_STORAGE_DISABLED_MESSAGE =
+        "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.";
+
+    /**
+     * Validates topic overrides without building a config: the one check every path that sets
+     * topic configs runs (CreateTopics with or without validateOnly, AlterConfigs,
+     * IncrementalAlterConfigs), so they refuse the same things with the same message.
+     * {@code remote.storage.enable=true} is refused until tiered storage exists: accepting it
+     * would tell the operator old segments go to remote storage while they are deleted.
+     *
+     * @throws io.strata.common.config.ConfigException naming the problem (the caller answers INVALID_CONFIG)
+     */
     public static void validateOverrides(Map<String, String> topicOverrides) {
-        of(Map.of(), topicOverrides);
+        LogConfig validated = of(Map.of(), topicOverrides);
+        if (Boolean.TRUE.equals(validated.value(REMOTE_STORAGE_ENABLE))) {
+            throw new io.strata.common.config.ConfigException(TIERED_STORAGE_DISABLED_MESSAGE);
+        }
     }
 
     /**

@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.util.List;
+import java.util.OptionalLong;
 
 /**
  * One segment of a partition log: the {@code .log} file of record batches starting at
@@ -214,6 +215,27 @@ public final class LogSegment implements Closeable {
             return FetchDataInfo.empty(offsetMetadata);
         }
         return new FetchDataInfo(offsetMetadata, log.slice(startPosition, fetchSize), adjustedMaxSize < first.sizeInBytes(), null);
+    }
+
+    /**
+     * The offset just past a read of {@code fetchSizeBytes} from {@code startPosition}: the base
+     * offset of the first batch that starts at or after the read's end (a batch cut by the end
+     * counts as read), or empty if the read reaches the end of this segment. The offset index
+     * gives a position at most {@code index.interval.bytes} before the end, so only a few batch
+     * headers are read. Bounds the aborted transactions a read_committed fetch returns.
+     */
+    public OptionalLong fetchUpperBoundOffset(int startPosition, int fetchSizeBytes) {
+        long endPosition = (long) startPosition + fetchSizeBytes;
+        if (endPosition >= log.sizeInBytes()) {
+            return OptionalLong.empty();
+        }
+        int scanFrom = Math.max(startPosition, offsetIndex.lookupByPosition((int) endPosition).position());
+        for (FileRecords.FileBatch batch : log.batchesFrom(scanFrom)) {
+            if (batch.position() >= endPosition) {
+                return OptionalLong.of(batch.baseOffset());
+            }
+        }
+        return OptionalLong.empty();
     }
 
     /**

@@ -89,6 +89,17 @@ public final class OffsetIndex extends MappedIndexFile {
         });
     }
 
+    /**
+     * The entry with the largest position {@code <= targetPosition}, or {@code (baseOffset, 0)}
+     * when there is none. Positions increase with offsets, so the same search applies.
+     */
+    public OffsetPosition lookupByPosition(int targetPosition) {
+        return read((buffer, entries) -> {
+            int count = countKeysBelow(buffer, entries, OffsetIndex::positionAt, targetPosition, true);
+            return count == 0 ? new OffsetPosition(baseOffset(), 0) : entryAt(buffer, count - 1);
+        });
+    }
+
     /** The {@code n}th entry, 0-based. @throws IllegalArgumentException if {@code n} is not below {@link #entries()} */
     public OffsetPosition entry(int n) {
         return read((buffer, entries) -> {
@@ -141,8 +152,12 @@ public final class OffsetIndex extends MappedIndexFile {
         return entries == 0 ? baseOffset() : offsetAt(buffer, entries - 1);
     }
 
+    private static long positionAt(ByteBuffer buffer, int slot) {
+        return buffer.getInt(slot * ENTRY_SIZE_BYTES + 4);
+    }
+
     private OffsetPosition entryAt(ByteBuffer buffer, int slot) {
-        return new OffsetPosition(offsetAt(buffer, slot), buffer.getInt(slot * ENTRY_SIZE_BYTES + 4));
+        return new OffsetPosition(offsetAt(buffer, slot), (int) positionAt(buffer, slot));
     }
 
     @Override

@@ -569,13 +569,29 @@ public final class UnifiedLog implements Closeable {
             FetchDataInfo info = segment.read(startOffset, maxLength, maxPosition, minOneMessage);
             if (info != null) {
                 if (isolation == FetchIsolation.TXN_COMMITTED) {
-                    return info.withAbortedTransactions(collectAbortedTransactions(startOffset, bound.messageOffset()));
+                    long upperBoundOffset = Math.min(bound.messageOffset(), fetchUpperBoundOffset(entry, info));
+                    return info.withAbortedTransactions(collectAbortedTransactions(startOffset, upperBoundOffset));
                 }
                 return info;
             }
             entry = segments.higherEntry(entry.getKey());
         }
         return FetchDataInfo.empty(end);
+    }
+
+    /**
+     * The offset just past what a read returned, as Kafka bounds the aborted transactions of a
+     * read_committed fetch: only those overlapping the returned range go to the client, not every
+     * one up to the last stable offset (a consumer far behind would get them all, every fetch).
+     */
+    private long fetchUpperBoundOffset(Map.Entry<Long, LogSegment> entry, FetchDataInfo info) {
+        OptionalLong inSegment = entry.getValue().fetchUpperBoundOffset(info.fetchOffsetMetadata().relativePositionInSegment(),
+            info.records().sizeInBytes());
+        if (inSegment.isPresent()) {
+            return inSegment.getAsLong();
+        }
+        Long nextSegmentBase = segments.higherKey(entry.getKey());
+        return nextSegmentBase != null ? nextSegmentBase : logEnd.messageOffset();
     }
 
     /** Fills in the segment position of an offset known only by number. */

@@ -54,6 +54,21 @@ class OffsetIndexTest {
     }
 
     @Test
+    void lookupByPositionReturnsTheLargestEntryAtOrBeforeThePosition() throws IOException {
+        try (OffsetIndex index = newIndex()) {
+            assertThat(index.lookupByPosition(100)).isEqualTo(new OffsetPosition(BASE_OFFSET, 0));
+            index.append(1005, 100);
+            index.append(1010, 4096);
+            index.append(1020, 8192);
+            assertThat(index.lookupByPosition(99)).isEqualTo(new OffsetPosition(BASE_OFFSET, 0));
+            assertThat(index.lookupByPosition(100)).isEqualTo(new OffsetPosition(1005, 100));
+            assertThat(index.lookupByPosition(4095)).isEqualTo(new OffsetPosition(1005, 100));
+            assertThat(index.lookupByPosition(4096)).isEqualTo(new OffsetPosition(1010, 4096));
+            assertThat(index.lookupByPosition(Integer.MAX_VALUE)).isEqualTo(new OffsetPosition(1020, 8192));
+        }
+    }
+
+    @Test
     void lookupBelowTheFirstEntryReturnsBaseOffset() throws IOException {
         try (OffsetIndex index = newIndex()) {
             index.append(1005, 300);

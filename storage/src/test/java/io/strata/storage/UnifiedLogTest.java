@@ -282,6 +282,42 @@ class UnifiedLogTest {
         assertThat(log.collectAbortedTransactions(0, 10)).containsExactly(new AbortedTxn(5L, 0, 2, 3));
     }
 
+    private void abort(long producerId) throws IOException {
+        log.appendMarker(RecordBatchBuilder.endTransactionMarker(0, time.milliseconds(), 0, producerId, (short) 0,
+            new EndTransactionMarker(ControlRecordType.ABORT, 1)), 0);
+    }
+
+    /**
+     * Offset 0: producer 999's transaction, open until the end (offset 203). Offsets 1-2: producer
+     * 1's aborted transaction. Offsets 3-202: 100 more aborted transactions, one after the other.
+     */
+    private void appendAbortedTransactionsAfterALongOne() throws IOException {
+        log.appendAsLeader(TestRecords.transactionalBatch(999L, (short) 0, 0, time.milliseconds(), "long"), 0, UnifiedLog.AppendOrigin.CLIENT);
+        for (long producerId = 1; producerId <= 101; producerId++) {
+            log.appendAsLeader(TestRecords.transactionalBatch(producerId, (short) 0, 0, time.milliseconds(), "p" + producerId), 0,
+                UnifiedLog.AppendOrigin.CLIENT);
+            abort(producerId);
+        }
+        abort(999L);
+        log.updateHighWatermark(log.logEndOffset());
+        assertThat(log.lastStableOffset()).isEqualTo(204);
+    }
+
+    @Test
+    void aReadCommittedFetchReturnsOnlyTheAbortedTransactionsOverlappingTheRangeItReturns() throws IOException {
+        appendAbortedTransactionsAfterALongOne();
+        // One batch (offset 1): producer 1's transaction and the long one overlap it, the 100 after it do not.
+        FetchDataInfo one = log.read(1, 1, FetchIsolation.TXN_COMMITTED, true);
+        assertThat(values(one)).containsExactly("p1");
+        assertThat(one.abortedTransactions()).extracting(AbortedTxn::producerId).containsExactlyInAnyOrder(1L, 999L);
+        // From offset 3, room for about two transactions: those two and the long one.
+        FetchDataInfo two = log.read(3, TestRecords.transactionalBatch(2L, (short) 0, 0, time.milliseconds(), "p2").sizeInBytes() * 3,
+            FetchIsolation.TXN_COMMITTED, false);
+        assertThat(two.abortedTransactions()).extracting(AbortedTxn::producerId).containsExactlyInAnyOrder(2L, 3L, 999L);
+        // Everything: every aborted transaction.
+        assertThat(log.read(0, 1 << 20, FetchIsolation.TXN_COMMITTED, false).abortedTransactions()).hasSize(102);
+    }
+
     @Test
     void truncationRemovesTheSuffixAndAppendsContinue() throws IOException {
         reopen(LogConfig.of(Map.of(), Map.of(LogConfig.SEGMENT_BYTES, "300")), true);

@@ -51,10 +51,6 @@ final class ConfigAlterations {
     static final byte OP_APPEND = 2;
     static final byte OP_SUBTRACT = 3;
 
-    /** Kafka's message when the topic's new configuration asks for tiered storage, which this broker does not have. */
-    private static final String TIERED_STORAGE_DISABLED =
-        "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.";
-
     /** The answer for one resource: an error, or the changes to write (possibly none). */
     record Outcome(ErrorCode error, String message, List<Controller.ConfigChange> changes) {
         static Outcome failure(ErrorCode error, String message) {
@@ -200,10 +196,7 @@ final class ConfigAlterations {
             }
         }
         try {
-            LogConfig validated = LogConfig.of(Map.of(), proposed);
-            if (Boolean.TRUE.equals(validated.value(LogConfig.REMOTE_STORAGE_ENABLE))) {
-                return Outcome.failure(ErrorCode.INVALID_CONFIG, TIERED_STORAGE_DISABLED);
-            }
+            LogConfig.validateOverrides(proposed);
         } catch (ConfigException e) {
             return Outcome.failure(ErrorCode.INVALID_CONFIG, e.getMessage());
         }

@@ -1,5 +1,7 @@
 package io.strata.server.api;
 
+import com.google.re2j.Pattern;
+import com.google.re2j.PatternSyntaxException;
 import io.strata.coordinator.group.GroupCoordinator;
 import io.strata.coordinator.transaction.TransactionCoordinator;
 import io.strata.coordinator.transaction.TransactionMetadata;
@@ -34,7 +36,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.regex.Pattern;
 
 /**
  * The transaction APIs: AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit,
@@ -289,11 +290,28 @@ final class TransactionHandlers {
     private static final Set<String> STATE_NAMES = Set.of("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit",
         "CompleteAbort", "Dead", "PrepareEpochFence");
 
+    /**
+     * The TransactionalIdPattern filter (v2+, KIP-1152), or null to list every id. Compiled with
+     * RE2/J as Kafka does: RE2's syntax, and matching in time linear in the id's length, so no
+     * pattern a client sends can stall the coordinator's thread.
+     *
+     * @throws PatternSyntaxException if RE2/J refuses the pattern (Kafka: INVALID_REGULAR_EXPRESSION)
+     */
+    private static Pattern transactionalIdPattern(ListTransactionsRequestData body, short version) {
+        String pattern = body.transactionalIdPattern();
+        return version >= 2 && pattern != null && !pattern.isEmpty() ? Pattern.compile(pattern) : null;
+    }
+
     private void listTransactions(Request request) {
         ListTransactionsRequestData body = request.body(ListTransactionsRequestData.class);
         short version = request.apiVersion();
-        Pattern pattern = version >= 2 && body.transactionalIdPattern() != null && !body.transactionalIdPattern().isEmpty()
-            ? Pattern.compile(body.transactionalIdPattern()) : null;
+        Pattern pattern;
+        try {
+            pattern = transactionalIdPattern(body, version);
+        } catch (PatternSyntaxException e) {
+            request.respond(new ListTransactionsResponseData().setErrorCode(ErrorCode.INVALID_REGULAR_EXPRESSION.code()));
+            return;
+        }
         long now = context.time().milliseconds();
         coordinator().list().whenComplete((views, failure) -> {
             ListTransactionsResponseData response = new ListTransactionsResponseData();

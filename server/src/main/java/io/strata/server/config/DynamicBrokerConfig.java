@@ -34,7 +34,8 @@ import java.util.TreeSet;
  * defaults ({@code log.retention.ms}, {@code message.max.bytes}, ...; never the
  * {@code .hours}/{@code .minutes} forms, which Kafka keeps static) reach the logs through
  * {@link #topicDefaults}, which the replica manager re-applies to every log when they change;
- * the other live keys are applied by {@code BrokerReconfiguration}.
+ * the other live keys are applied by {@code BrokerReconfiguration}. Security keys (TLS, SASL,
+ * ACLs) are refused naming them, as {@link UnimplementedSecurity} refuses them at start-up.
  *
  * <p>Stateless; safe from any thread.
  */
@@ -167,13 +168,13 @@ public final class DynamicBrokerConfig {
         }
         // Kafka's checks and messages, in Kafka's order (DynamicBrokerConfig.validateConfigs).
         if (!staticOnly.isEmpty()) {
-            throw new ConfigException("Cannot update these configs dynamically: Set(" + String.join(", ", staticOnly) + ")");
+            throw new ConfigException("Cannot update these configs dynamically: Set(" + String.join(", ", staticOnly) + ")" + securityNote(staticOnly));
         }
         if (!unsupported.isEmpty()) {
             List<String> reasons = new ArrayList<>();
             unsupported.forEach((name, reason) -> reasons.add(name + ": " + reason));
             throw new ConfigException("Cannot update these configs dynamically on this broker: Set(" + String.join(", ", unsupported.keySet())
-                + ") (" + String.join("; ", reasons) + ")");
+                + ") (" + String.join("; ", reasons) + ")" + securityNote(unsupported.keySet()));
         }
         if (!perBrokerOnly.isEmpty()) {
             throw new ConfigException("Cannot update these configs at default cluster level, broker id must be specified: Set("
@@ -240,5 +241,11 @@ public final class DynamicBrokerConfig {
         Set<String> names = new TreeSet<>(ServerConfig.DEFINITION.keys().keySet());
         names.addAll(effectiveProperties.keySet());
         return new ArrayList<>(names);
+    }
+
+    /** "; not implemented: k1, k2" for the security keys among {@code names}, else "". */
+    private static String securityNote(java.util.Collection<String> names) {
+        List<String> security = names.stream().filter(UnimplementedSecurity::isSecurityKey).toList();
+        return security.isEmpty() ? "" : "; " + UnimplementedSecurity.NOT_IMPLEMENTED + ": " + String.join(", ", security);
     }
 }

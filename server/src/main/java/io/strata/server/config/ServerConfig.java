@@ -20,7 +20,8 @@ import java.util.Properties;
  * The broker's configuration: Apache Kafka's key names and defaults, except where a single
  * node with embedded defaults needs a different starting point (listeners on 127.0.0.1:9092,
  * data in ./data, node id 1, replication factors of 1). Invalid values stop the start with
- * a message naming the key; unknown keys are reported.
+ * a message naming the key; unknown keys are reported. A listener or key that asks for security
+ * Strata does not implement yet stops the start too ({@link UnimplementedSecurity}).
  *
  * <p>Immutable.
  */
@@ -268,6 +269,7 @@ public final class ServerConfig {
             throw new ConfigException(QUEUED_MAX_REQUEST_BYTES, queuedMaxRequestBytes,
                 "must be at least " + SOCKET_REQUEST_MAX_BYTES + " (" + getInt(SOCKET_REQUEST_MAX_BYTES) + "), or -1 for no bound");
         }
+        UnimplementedSecurity.check(this);
         LogConfig.of(topicDefaults(), Map.of());
         maxConnectionsPerIpOverrides();
         if (getBoolean(METRICS_ENABLED)) {

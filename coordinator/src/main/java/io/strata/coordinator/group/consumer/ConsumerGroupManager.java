@@ -1,5 +1,7 @@
 package io.strata.coordinator.group.consumer;
 
+import com.google.re2j.Pattern;
+import com.google.re2j.PatternSyntaxException;
 import io.strata.common.Time;
 import io.strata.coordinator.record.ConsumerGroupCurrentMemberAssignmentKey;
 import io.strata.coordinator.record.ConsumerGroupCurrentMemberAssignmentValue;
@@ -39,8 +41,6 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
 
 /**
  * The consumer groups (KIP-848 protocol) of one {@code __consumer_offsets} partition: handles
@@ -412,10 +412,10 @@ public final class ConsumerGroupManager {
     }
 
     /**
-     * Compiles a subscription pattern. Kafka uses RE2/J; java.util.regex accepts the same
-     * common syntax (literals, classes, alternation, quantifiers, anchors) with the same
-     * full-match semantics. It also accepts constructs RE2/J rejects (backreferences,
-     * lookaround, possessive quantifiers) and rejects RE2's {@code (?P<name>...)} groups.
+     * Compiles a subscription pattern with RE2/J, as Kafka does (GroupMetadataManager): RE2's
+     * syntax (no backreferences, lookaround or possessive quantifiers) and matching in time
+     * linear in the topic name, so no client pattern can stall the shard's thread. A pattern
+     * RE2/J refuses gets INVALID_REGULAR_EXPRESSION with Kafka's message.
      */
     private Pattern compile(String regex) {
         Pattern pattern = compiledRegexes.get(regex);

@@ -6,6 +6,7 @@ import io.strata.protocol.message.ConsumerGroupHeartbeatRequestData;
 import io.strata.protocol.message.ConsumerGroupHeartbeatResponseData;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +16,7 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /** The consumer group state machine, driven directly on a fake clock (no threads, no sockets). */
 class ConsumerGroupManagerTest {
@@ -311,6 +313,39 @@ class ConsumerGroupManagerTest {
         harness.createTopic("metrics-a", 4);
         a.beat();
         assertThat(partitions(a.owned, metricsA)).containsExactly(0, 1, 2, 3);
+    }
+
+    @Test
+    void pathologicalRegexesAreMatchedInLinearTimeAgainstLongTopicNames() {
+        // On "aaa...a-000" java.util.regex backtracks for hours on these (JDK 17 memoizes the
+        // plain (a+)+$, not these); RE2/J, which Kafka uses, takes time linear in the name.
+        // 200 topics of the longest legal name (249 characters).
+        for (int i = 0; i < 200; i++) {
+            harness.createTopic("a".repeat(249 - 4) + String.format("-%03d", i), 1);
+        }
+        UUID matching = harness.createTopic("a".repeat(249), 1);
+        List<String> regexes = List.of("((a+)+)+$", "(.*a){12}", "(a+)+$");
+        for (int i = 0; i < regexes.size(); i++) {
+            Harness.Client client = harness.client("g" + i, "a");
+            client.regex = regexes.get(i);
+            ConsumerGroupHeartbeatResponseData response = assertTimeoutPreemptively(Duration.ofSeconds(10), client::join,
+                "resolving " + client.regex + " must take linear time");
+            assertThat(error(response)).isEqualTo(ErrorCode.NONE);
+            assertThat(client.owned.partitions().keySet()).as(client.regex).containsExactly(matching);
+        }
+    }
+
+    @Test
+    void aRegexRe2RefusesGetsInvalidRegularExpressionAsInKafka() {
+        // Backreferences and lookaround compile in java.util.regex but not in RE2/J, which Kafka uses.
+        for (String regex : List.of("(orders)\\1", "orders(?=-eu)", "orders.*+")) {
+            Harness.Client a = harness.client("g", "a");
+            a.regex = regex;
+            ConsumerGroupHeartbeatResponseData response = a.join();
+            assertThat(error(response)).as(regex).isEqualTo(ErrorCode.INVALID_REGULAR_EXPRESSION);
+            assertThat(response.errorMessage()).as(regex).startsWith("SubscribedTopicRegex `" + regex + "` is not a valid regular expression: ");
+        }
+        assertThat(harness.group("g")).as("no invalid request created the group").isNull();
     }
 
     @Test
