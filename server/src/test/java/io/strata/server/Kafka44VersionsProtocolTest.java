@@ -1,0 +1,204 @@
+package io.strata.server;
+
+import io.strata.protocol.ApiMessage;
+import io.strata.protocol.ErrorCode;
+import io.strata.protocol.message.AddPartitionsToTxnRequestData;
+import io.strata.protocol.message.AddPartitionsToTxnResponseData;
+import io.strata.protocol.message.ApiMessageType;
+import io.strata.protocol.message.ApiVersionsRequestData;
+import io.strata.protocol.message.ApiVersionsResponseData;
+import io.strata.protocol.message.FindCoordinatorRequestData;
+import io.strata.protocol.message.FindCoordinatorResponseData;
+import io.strata.protocol.message.InitProducerIdRequestData;
+import io.strata.protocol.message.InitProducerIdResponseData;
+import io.strata.protocol.message.OffsetCommitRequestData;
+import io.strata.protocol.message.OffsetCommitResponseData;
+import io.strata.protocol.message.OffsetFetchRequestData;
+import io.strata.protocol.message.OffsetFetchResponseData;
+import io.strata.protocol.message.TxnOffsetCommitRequestData;
+import io.strata.protocol.message.TxnOffsetCommitResponseData;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The semantics of the API versions Kafka 4.4 added over what Strata served before, each checked
+ * on the wire against a real node: ApiVersions v5's target check (KIP-1242), OffsetCommit and
+ * OffsetFetch v10 and TxnOffsetCommit v6 naming topics by id, AddPartitionsToTxn v4's batched
+ * verification. The answers for bad input are the ones a Kafka 4.4 broker gave to the same
+ * requests (recorded with kafka-clients against Apache Kafka 4.4.0).
+ */
+class Kafka44VersionsProtocolTest {
+    private static final String TOPIC = "ids";
+
+    @TempDir
+    Path dataDir;
+
+    private TestBroker broker;
+    private RawClient client;
+
+    @BeforeEach
+    void start() throws Exception {
+        broker = new TestBroker(dataDir, Map.of("transaction.state.log.num.partitions", "1", "offsets.topic.num.partitions", "1"));
+        broker.createTopic(TOPIC, 2, Map.of());
+        client = new RawClient(broker.port());
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        client.close();
+        broker.close();
+    }
+
+    private <T extends ApiMessage> T sendUntil(ApiMessageType api, int version, ApiMessage body, Predicate<T> done) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TestBroker.TIMEOUT_MS);
+        while (true) {
+            T response = client.send(api, version, body);
+            if (done.test(response) || System.nanoTime() > deadline) {
+                return response;
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    private static boolean settled(short errorCode) {
+        return errorCode != ErrorCode.COORDINATOR_LOAD_IN_PROGRESS.code() && errorCode != ErrorCode.COORDINATOR_NOT_AVAILABLE.code()
+            && errorCode != ErrorCode.NOT_COORDINATOR.code() && errorCode != ErrorCode.CONCURRENT_TRANSACTIONS.code();
+    }
+
+    private UUID topicId() {
+        return broker.server().controller().image().topic(TOPIC).id();
+    }
+
+    @Test
+    void apiVersionsV5RefusesAClientThatMeantAnotherClusterOrNode() throws Exception {
+        String clusterId = broker.server().clusterId();
+        int nodeId = broker.server().nodeId();
+        assertThat(apiVersionsV5(clusterId, nodeId).errorCode()).isEqualTo(ErrorCode.NONE.code());
+        assertThat(apiVersionsV5(clusterId, nodeId).apiKeys()).isNotEmpty();
+        ApiVersionsResponseData otherCluster = apiVersionsV5("AAAAAAAAAAAAAAAAAAAAAA", nodeId);
+        assertThat(otherCluster.errorCode()).isEqualTo(ErrorCode.REBOOTSTRAP_REQUIRED.code());
+        assertThat(otherCluster.apiKeys()).isEmpty();
+        assertThat(apiVersionsV5(clusterId, nodeId + 1).errorCode()).isEqualTo(ErrorCode.REBOOTSTRAP_REQUIRED.code());
+        // Kafka 4.4 wants both or neither.
+        assertThat(apiVersionsV5(clusterId, -1).errorCode()).isEqualTo(ErrorCode.INVALID_REQUEST.code());
+        assertThat(apiVersionsV5(null, nodeId).errorCode()).isEqualTo(ErrorCode.INVALID_REQUEST.code());
+        assertThat(apiVersionsV5(null, -1).errorCode()).isEqualTo(ErrorCode.NONE.code());
+    }
+
+    private ApiVersionsResponseData apiVersionsV5(String clusterId, int nodeId) throws Exception {
+        return client.send(ApiMessageType.API_VERSIONS, 5, new ApiVersionsRequestData().setClientSoftwareName("raw")
+            .setClientSoftwareVersion("1").setClusterId(clusterId).setNodeId(nodeId));
+    }
+
+    @Test
+    void offsetCommitAndFetchV10NameTopicsByIdAndAnswerUnknownIdsWithUnknownTopicId() throws Exception {
+        UUID unknownId = new UUID(42, 42);
+        FindCoordinatorResponseData coordinator = sendUntil(ApiMessageType.FIND_COORDINATOR, 3,
+            new FindCoordinatorRequestData().setKey("g").setKeyType((byte) 0), response -> settled(response.errorCode()));
+        assertThat(coordinator.errorCode()).isEqualTo(ErrorCode.NONE.code());
+        OffsetCommitRequestData commit = new OffsetCommitRequestData().setGroupId("g").setGenerationIdOrMemberEpoch(-1).setMemberId("")
+            .setTopics(List.of(commitTopic(topicId(), 7), commitTopic(unknownId, 9)));
+        OffsetCommitResponseData committed = sendUntil(ApiMessageType.OFFSET_COMMIT, 10, commit,
+            response -> response.topics().stream().allMatch(topic -> topic.partitions().stream().allMatch(p -> settled(p.errorCode()))));
+        assertThat(committed.topics()).hasSize(2);
+        assertThat(committed.topics().get(0).topicId()).isEqualTo(topicId());
+        assertThat(committed.topics().get(0).partitions().get(0).errorCode()).isEqualTo(ErrorCode.NONE.code());
+        assertThat(committed.topics().get(1).topicId()).isEqualTo(unknownId);
+        assertThat(committed.topics().get(1).partitions().get(0).errorCode()).isEqualTo(ErrorCode.UNKNOWN_TOPIC_ID.code());
+
+        OffsetFetchRequestData fetch = new OffsetFetchRequestData().setGroups(List.of(new OffsetFetchRequestData.OffsetFetchRequestGroup()
+            .setGroupId("g").setTopics(List.of(
+                new OffsetFetchRequestData.OffsetFetchRequestTopics().setTopicId(topicId()).setPartitionIndexes(List.of(0)),
+                new OffsetFetchRequestData.OffsetFetchRequestTopics().setTopicId(unknownId).setPartitionIndexes(List.of(0))))));
+        OffsetFetchResponseData.OffsetFetchResponseGroup group = ((OffsetFetchResponseData) client.send(ApiMessageType.OFFSET_FETCH, 10, fetch))
+            .groups().get(0);
+        assertThat(group.errorCode()).isEqualTo(ErrorCode.NONE.code());
+        assertThat(group.topics()).hasSize(2);
+        assertThat(group.topics().get(0).topicId()).isEqualTo(topicId());
+        assertThat(group.topics().get(0).partitions().get(0).committedOffset()).isEqualTo(7);
+        assertThat(group.topics().get(1).topicId()).isEqualTo(unknownId);
+        assertThat(group.topics().get(1).partitions().get(0).errorCode()).isEqualTo(ErrorCode.UNKNOWN_TOPIC_ID.code());
+
+        // All of the group's offsets (topics null): named by id too.
+        OffsetFetchResponseData.OffsetFetchResponseGroup all = ((OffsetFetchResponseData) client.send(ApiMessageType.OFFSET_FETCH, 10,
+            new OffsetFetchRequestData().setGroups(List.of(new OffsetFetchRequestData.OffsetFetchRequestGroup().setGroupId("g").setTopics(null)))))
+            .groups().get(0);
+        assertThat(all.topics()).singleElement().satisfies(topic -> assertThat(topic.topicId()).isEqualTo(topicId()));
+    }
+
+    private static OffsetCommitRequestData.OffsetCommitRequestTopic commitTopic(UUID topicId, long offset) {
+        return new OffsetCommitRequestData.OffsetCommitRequestTopic().setTopicId(topicId).setPartitions(List.of(
+            new OffsetCommitRequestData.OffsetCommitRequestPartition().setPartitionIndex(0).setCommittedOffset(offset)));
+    }
+
+    @Test
+    void txnOffsetCommitV6AnswersAnUnknownTopicIdWithUnknownTopicId() throws Exception {
+        InitProducerIdResponseData producer = initProducerId("tx");
+        UUID unknownId = new UUID(7, 7);
+        TxnOffsetCommitRequestData commit = new TxnOffsetCommitRequestData().setTransactionalId("tx").setGroupId("g")
+            .setProducerId(producer.producerId()).setProducerEpoch(producer.producerEpoch()).setGenerationIdOrMemberEpoch(-1).setMemberId("")
+            .setTopics(List.of(txnTopic(topicId()), txnTopic(unknownId)));
+        TxnOffsetCommitResponseData response = sendUntil(ApiMessageType.TXN_OFFSET_COMMIT, 6, commit,
+            answer -> answer.topics().stream().allMatch(topic -> topic.partitions().stream().allMatch(p -> settled(p.errorCode()))));
+        assertThat(response.topics()).hasSize(2);
+        assertThat(response.topics().get(0).topicId()).isEqualTo(topicId());
+        assertThat(response.topics().get(0).partitions().get(0).errorCode()).isEqualTo(ErrorCode.NONE.code());
+        assertThat(response.topics().get(1).topicId()).isEqualTo(unknownId);
+        assertThat(response.topics().get(1).partitions().get(0).errorCode()).isEqualTo(ErrorCode.UNKNOWN_TOPIC_ID.code());
+    }
+
+    private static TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic txnTopic(UUID topicId) {
+        return new TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic().setTopicId(topicId).setPartitions(List.of(
+            new TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition().setPartitionIndex(0).setCommittedOffset(3)
+                .setCommittedLeaderEpoch(-1).setCommittedMetadata("")));
+    }
+
+    @Test
+    void addPartitionsToTxnV4VerifiesOnlyThePartitionsAlreadyInTheTransaction() throws Exception {
+        InitProducerIdResponseData producer = initProducerId("tx");
+        AddPartitionsToTxnResponseData added = sendUntil(ApiMessageType.ADD_PARTITIONS_TO_TXN, 4, new AddPartitionsToTxnRequestData()
+            .setTransactions(List.of(transaction(producer, false, 0))), response -> settled(firstError(response)));
+        assertThat(firstError(added)).isEqualTo(ErrorCode.NONE.code());
+
+        AddPartitionsToTxnResponseData verified = client.send(ApiMessageType.ADD_PARTITIONS_TO_TXN, 5, new AddPartitionsToTxnRequestData()
+            .setTransactions(List.of(transaction(producer, true, 0, 1))));
+        assertThat(verified.errorCode()).isEqualTo(ErrorCode.NONE.code());
+        List<AddPartitionsToTxnResponseData.AddPartitionsToTxnPartitionResult> results =
+            verified.resultsByTransaction().get(0).topicResults().get(0).resultsByPartition();
+        assertThat(results).extracting(AddPartitionsToTxnResponseData.AddPartitionsToTxnPartitionResult::partitionErrorCode)
+            .containsExactly(ErrorCode.NONE.code(), ErrorCode.INVALID_TXN_STATE.code());
+    }
+
+    private static AddPartitionsToTxnRequestData.AddPartitionsToTxnTransaction transaction(InitProducerIdResponseData producer, boolean verifyOnly,
+                                                                                           Integer... partitions) {
+        return new AddPartitionsToTxnRequestData.AddPartitionsToTxnTransaction().setTransactionalId("tx").setProducerId(producer.producerId())
+            .setProducerEpoch(producer.producerEpoch()).setVerifyOnly(verifyOnly).setTopics(List.of(
+                new AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic().setName(TOPIC).setPartitions(List.of(partitions))));
+    }
+
+    private static short firstError(AddPartitionsToTxnResponseData response) {
+        return response.resultsByTransaction().get(0).topicResults().get(0).resultsByPartition().get(0).partitionErrorCode();
+    }
+
+    private InitProducerIdResponseData initProducerId(String transactionalId) throws Exception {
+        FindCoordinatorResponseData coordinator = sendUntil(ApiMessageType.FIND_COORDINATOR, 3,
+            new FindCoordinatorRequestData().setKey(transactionalId).setKeyType((byte) 1), response -> settled(response.errorCode()));
+        assertThat(coordinator.errorCode()).isEqualTo(ErrorCode.NONE.code());
+        InitProducerIdResponseData init = sendUntil(ApiMessageType.INIT_PRODUCER_ID, 5, new InitProducerIdRequestData()
+            .setTransactionalId(transactionalId).setTransactionTimeoutMs(60_000).setProducerId(-1).setProducerEpoch((short) -1),
+            response -> settled(response.errorCode()));
+        assertThat(init.errorCode()).isEqualTo(ErrorCode.NONE.code());
+        return init;
+    }
+}
