@@ -113,6 +113,9 @@ public final class StrataServer implements AutoCloseable {
             .add(ApiMessageType.DESCRIBE_TOPIC_PARTITIONS, 0, 0)
             .add(ApiMessageType.DESCRIBE_LOG_DIRS, 1, 5)
             .add(ApiMessageType.OFFSET_FOR_LEADER_EPOCH, 2, 4)
+            // Features are changed through the controller (FeatureLevelRecords); the quorum is this node alone.
+            .add(ApiMessageType.UPDATE_FEATURES, 0, 2)
+            .add(ApiMessageType.DESCRIBE_QUORUM, 0, 2)
             // Classic consumer groups. OffsetCommit v10 / OffsetFetch v10 name topics by id.
             .add(ApiMessageType.FIND_COORDINATOR, 0, 6)
             .add(ApiMessageType.JOIN_GROUP, 0, 9)
@@ -187,7 +190,7 @@ public final class StrataServer implements AutoCloseable {
         socketServer = new SocketServer(config, requestChannel, metrics.networkObserver());
         socketServer.start();
         Features features = new Features();
-        controller.registerBroker(advertisedEndpoints(), config.getString(ServerConfig.RACK), features.bootstrapLevels()).get();
+        controller.registerBroker(advertisedEndpoints(), config.getString(ServerConfig.RACK), features.bootstrapLevels(config.formatFeatures())).get();
 
         ApiVersionsTable apiVersions = apiVersions();
         InternalTopic offsetsTopic = new InternalTopic(InternalTopics.CONSUMER_OFFSETS, config.getInt(ServerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
@@ -225,7 +228,8 @@ public final class StrataServer implements AutoCloseable {
             io.strata.coordinator.transaction.TransactionMetadata.TRANSACTION_VERSION_2));
 
         BrokerContext context = new BrokerContext(config, nodeId, clusterId, controller, replicaManager, apiVersions, features,
-            producerIds, time, groupCoordinator, offsetsTopic, transactionCoordinator, transactionStateTopic);
+            producerIds, time, groupCoordinator, offsetsTopic, transactionCoordinator, transactionStateTopic,
+            DataDirectories.directoryId(logDirs.get(0)));
         handlerPool = new RequestHandlerPool(config.getInt(ServerConfig.NUM_IO_THREADS), requestChannel,
             new ApiDispatcher(apiVersions, ApiHandlers.create(context)));
         handlerPool.start();
