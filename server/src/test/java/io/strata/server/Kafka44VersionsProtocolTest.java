@@ -15,8 +15,12 @@ import io.strata.protocol.message.OffsetCommitRequestData;
 import io.strata.protocol.message.OffsetCommitResponseData;
 import io.strata.protocol.message.OffsetFetchRequestData;
 import io.strata.protocol.message.OffsetFetchResponseData;
+import io.strata.protocol.message.DescribeQuorumRequestData;
+import io.strata.protocol.message.DescribeQuorumResponseData;
 import io.strata.protocol.message.TxnOffsetCommitRequestData;
 import io.strata.protocol.message.TxnOffsetCommitResponseData;
+import io.strata.protocol.message.UpdateFeaturesRequestData;
+import io.strata.protocol.message.UpdateFeaturesResponseData;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -35,7 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The semantics of the API versions Kafka 4.4 added over what Strata served before, each checked
  * on the wire against a real node: ApiVersions v5's target check (KIP-1242), OffsetCommit and
  * OffsetFetch v10 and TxnOffsetCommit v6 naming topics by id, AddPartitionsToTxn v4's batched
- * verification. The answers for bad input are the ones a Kafka 4.4 broker gave to the same
+ * verification, UpdateFeatures' per-version answer shapes, DescribeQuorum. The answers for bad input are the ones a Kafka 4.4 broker gave to the same
  * requests (recorded with kafka-clients against Apache Kafka 4.4.0).
  */
 class Kafka44VersionsProtocolTest {
@@ -189,6 +193,85 @@ class Kafka44VersionsProtocolTest {
 
     private static short firstError(AddPartitionsToTxnResponseData response) {
         return response.resultsByTransaction().get(0).topicResults().get(0).resultsByPartition().get(0).partitionErrorCode();
+    }
+
+    @Test
+    void updateFeaturesAnswersInEachVersionsShapeAndApiVersionsFollows() throws Exception {
+        ApiVersionsResponseData before = apiVersionsV5(null, -1);
+        assertThat(transactionVersion(before)).isEqualTo((short) 2);
+        // On success v0-v1 list each feature with NONE (and message "NONE", as Kafka 4.4 sends it).
+        UpdateFeaturesResponseData v1 = client.send(ApiMessageType.UPDATE_FEATURES, 1, updateFeatures("transaction.version", 1, SAFE_DOWNGRADE, false));
+        assertThat(v1.errorCode()).isEqualTo(ErrorCode.NONE.code());
+        assertThat(v1.results()).singleElement().satisfies(result -> {
+            assertThat(result.feature()).isEqualTo("transaction.version");
+            assertThat(result.errorCode()).isEqualTo(ErrorCode.NONE.code());
+            assertThat(result.errorMessage()).isEqualTo("NONE");
+        });
+        ApiVersionsResponseData downgraded = apiVersionsV5(null, -1);
+        assertThat(transactionVersion(downgraded)).isEqualTo((short) 1);
+        assertThat(downgraded.finalizedFeaturesEpoch()).isGreaterThan(before.finalizedFeaturesEpoch());
+        assertThat(maxVersion(downgraded, ApiMessageType.PRODUCE)).as("transactions v2 no longer advertised").isEqualTo((short) 11);
+        assertThat(maxVersion(downgraded, ApiMessageType.END_TXN)).isEqualTo((short) 4);
+
+        // A refusal is one top-level error and no per-feature results.
+        UpdateFeaturesResponseData refused = client.send(ApiMessageType.UPDATE_FEATURES, 1, updateFeatures("transaction.version", 3, UPGRADE, false));
+        assertThat(refused.errorCode()).isEqualTo(ErrorCode.INVALID_UPDATE_VERSION.code());
+        assertThat(refused.results()).isEmpty();
+        // v2 has no results field; validateOnly writes nothing.
+        UpdateFeaturesResponseData dryRun = client.send(ApiMessageType.UPDATE_FEATURES, 2, updateFeatures("transaction.version", 2, UPGRADE, true));
+        assertThat(dryRun.errorCode()).isEqualTo(ErrorCode.NONE.code());
+        assertThat(transactionVersion(apiVersionsV5(null, -1))).isEqualTo((short) 1);
+        // v0 says upgrade with AllowDowngrade=false.
+        UpdateFeaturesRequestData v0 = new UpdateFeaturesRequestData().setTimeoutMs(10_000);
+        v0.featureUpdates().add(new UpdateFeaturesRequestData.FeatureUpdateKey().setFeature("transaction.version").setMaxVersionLevel((short) 2)
+            .setAllowDowngrade(false));
+        assertThat(((UpdateFeaturesResponseData) client.send(ApiMessageType.UPDATE_FEATURES, 0, v0)).errorCode()).isEqualTo(ErrorCode.NONE.code());
+        ApiVersionsResponseData upgraded = apiVersionsV5(null, -1);
+        assertThat(transactionVersion(upgraded)).isEqualTo((short) 2);
+        assertThat(maxVersion(upgraded, ApiMessageType.PRODUCE)).isEqualTo((short) 13);
+        assertThat(maxVersion(upgraded, ApiMessageType.END_TXN)).isEqualTo((short) 5);
+    }
+
+    private static final byte UPGRADE = 1;
+    private static final byte SAFE_DOWNGRADE = 2;
+
+    private static short transactionVersion(ApiVersionsResponseData response) {
+        return response.finalizedFeatures().stream().filter(feature -> feature.name().equals("transaction.version")).findFirst()
+            .orElseThrow().maxVersionLevel();
+    }
+
+    private static short maxVersion(ApiVersionsResponseData response, ApiMessageType api) {
+        return response.apiKeys().stream().filter(key -> key.apiKey() == api.apiKey).findFirst().orElseThrow().maxVersion();
+    }
+
+    private static UpdateFeaturesRequestData updateFeatures(String feature, int level, byte upgradeType, boolean validateOnly) {
+        UpdateFeaturesRequestData request = new UpdateFeaturesRequestData().setTimeoutMs(10_000).setValidateOnly(validateOnly);
+        request.featureUpdates().add(new UpdateFeaturesRequestData.FeatureUpdateKey().setFeature(feature).setMaxVersionLevel((short) level)
+            .setUpgradeType(upgradeType));
+        return request;
+    }
+
+    @Test
+    void describeQuorumAnswersForTheMetadataPartitionOnly() throws Exception {
+        DescribeQuorumRequestData metadata = new DescribeQuorumRequestData().setTopics(List.of(new DescribeQuorumRequestData.TopicData()
+            .setTopicName("__cluster_metadata").setPartitions(List.of(new DescribeQuorumRequestData.PartitionData().setPartitionIndex(0)))));
+        DescribeQuorumResponseData v2 = client.send(ApiMessageType.DESCRIBE_QUORUM, 2, metadata);
+        DescribeQuorumResponseData.PartitionData partition = v2.topics().get(0).partitions().get(0);
+        assertThat(partition.errorCode()).isEqualTo(ErrorCode.NONE.code());
+        assertThat(partition.leaderId()).isEqualTo(broker.server().nodeId());
+        assertThat(partition.currentVoters()).singleElement().satisfies(voter -> {
+            assertThat(voter.logEndOffset()).isEqualTo(partition.highWatermark());
+            assertThat(voter.lastFetchTimestamp()).isPositive();
+        });
+        assertThat(v2.nodes()).singleElement().satisfies(node -> assertThat(node.listeners()).isNotEmpty());
+        // v0 has no timestamps: the client reads them as unknown (-1).
+        DescribeQuorumResponseData v0 = client.send(ApiMessageType.DESCRIBE_QUORUM, 0, metadata);
+        assertThat(v0.topics().get(0).partitions().get(0).currentVoters().get(0).lastFetchTimestamp()).isEqualTo(-1);
+
+        DescribeQuorumResponseData other = client.send(ApiMessageType.DESCRIBE_QUORUM, 2, new DescribeQuorumRequestData().setTopics(List.of(
+            new DescribeQuorumRequestData.TopicData().setTopicName(TOPIC).setPartitions(List.of(new DescribeQuorumRequestData.PartitionData())))));
+        assertThat(other.topics().get(0).partitions().get(0).errorCode()).isEqualTo(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.code());
+        assertThat(other.topics().get(0).partitions().get(0).errorMessage()).isEqualTo("This server does not host this topic-partition.");
     }
 
     private InitProducerIdResponseData initProducerId(String transactionalId) throws Exception {

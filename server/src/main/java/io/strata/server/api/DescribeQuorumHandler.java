@@ -40,11 +40,17 @@ final class DescribeQuorumHandler implements ApiHandler {
             DescribeQuorumResponseData.PartitionData partition = new DescribeQuorumResponseData.PartitionData().setPartitionIndex(0)
                 .setErrorCode(ErrorCode.NONE.code()).setErrorMessage("").setLeaderId(quorum.leaderId()).setLeaderEpoch(quorum.leaderEpoch())
                 .setHighWatermark(quorum.highWatermark());
+            // Directory ids and nodes are v2+ fields that cannot be dropped silently: older versions must leave them unset.
+            boolean v2 = request.apiVersion() >= 2;
             partition.currentVoters().add(new DescribeQuorumResponseData.ReplicaState().setReplicaId(quorum.leaderId())
-                .setReplicaDirectoryId(context.metadataDirectoryId()).setLogEndOffset(quorum.logEndOffset())
+                .setReplicaDirectoryId(v2 ? context.metadataDirectoryId() : io.strata.protocol.Uuids.ZERO).setLogEndOffset(quorum.logEndOffset())
                 .setLastFetchTimestamp(quorum.nowMs()).setLastCaughtUpTimestamp(quorum.nowMs()));
             response.topics().add(new DescribeQuorumResponseData.TopicData().setTopicName(MetadataLog.TOPIC).setPartitions(
                 new java.util.ArrayList<>(java.util.List.of(partition))));
+            if (!v2) {
+                request.respond(response);
+                return;
+            }
             DescribeQuorumResponseData.Node node = new DescribeQuorumResponseData.Node().setNodeId(quorum.leaderId());
             BrokerRegistration registration = context.image().brokers().get(quorum.leaderId());
             if (registration != null) {
