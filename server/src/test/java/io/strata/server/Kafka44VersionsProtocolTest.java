@@ -21,6 +21,13 @@ import io.strata.protocol.message.TxnOffsetCommitRequestData;
 import io.strata.protocol.message.TxnOffsetCommitResponseData;
 import io.strata.protocol.message.UpdateFeaturesRequestData;
 import io.strata.protocol.message.UpdateFeaturesResponseData;
+import io.strata.protocol.message.ProduceRequestData;
+import io.strata.protocol.message.ProduceResponseData;
+import io.strata.protocol.message.WriteTxnMarkersRequestData;
+import io.strata.protocol.message.WriteTxnMarkersResponseData;
+import io.strata.protocol.records.CompressionType;
+import io.strata.protocol.records.RecordBatchBuilder;
+import io.strata.protocol.records.TimestampType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -272,6 +279,35 @@ class Kafka44VersionsProtocolTest {
             new DescribeQuorumRequestData.TopicData().setTopicName(TOPIC).setPartitions(List.of(new DescribeQuorumRequestData.PartitionData())))));
         assertThat(other.topics().get(0).partitions().get(0).errorCode()).isEqualTo(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.code());
         assertThat(other.topics().get(0).partitions().get(0).errorMessage()).isEqualTo("This server does not host this topic-partition.");
+    }
+
+    @Test
+    void aTransactionsV2MarkerMustBeAboveTheEpochTheDataWasWrittenWith() throws Exception {
+        InitProducerIdResponseData producer = initProducerId("tx");
+        short epoch = producer.producerEpoch();
+        var records = new RecordBatchBuilder(CompressionType.NONE, TimestampType.CREATE_TIME, 0)
+            .producerState(producer.producerId(), epoch, 0, true)
+            .append(System.currentTimeMillis(), null, "in-transaction".getBytes(java.nio.charset.StandardCharsets.UTF_8)).build();
+        ProduceRequestData produce = new ProduceRequestData().setTransactionalId("tx").setAcks((short) -1).setTimeoutMs(10_000)
+            .setTopicData(List.of(new ProduceRequestData.TopicProduceData().setName(TOPIC)
+                .setPartitionData(List.of(new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(records)))));
+        ProduceResponseData produced = sendUntil(ApiMessageType.PRODUCE, 12, produce,
+            answer -> settled(answer.responses().get(0).partitionResponses().get(0).errorCode()));
+        assertThat(produced.responses().get(0).partitionResponses().get(0).errorCode()).isEqualTo(ErrorCode.NONE.code());
+
+        // A v2 marker at the data's own epoch is stale: a transactions v2 coordinator always ends with a bumped epoch.
+        assertThat(writeMarker(2, producer.producerId(), epoch, (byte) 2)).isEqualTo(ErrorCode.INVALID_PRODUCER_EPOCH.code());
+        // The bumped epoch a transactions v2 coordinator ends with is accepted.
+        assertThat(writeMarker(2, producer.producerId(), (short) (epoch + 1), (byte) 2)).isEqualTo(ErrorCode.NONE.code());
+    }
+
+    private short writeMarker(int version, long producerId, short epoch, byte transactionVersion) throws Exception {
+        WriteTxnMarkersRequestData request = new WriteTxnMarkersRequestData().setMarkers(List.of(new WriteTxnMarkersRequestData.WritableTxnMarker()
+            .setProducerId(producerId).setProducerEpoch(epoch).setTransactionResult(false).setCoordinatorEpoch(0)
+            .setTransactionVersion(transactionVersion).setTopics(List.of(new WriteTxnMarkersRequestData.WritableTxnMarkerTopic().setName(TOPIC)
+                .setPartitionIndexes(List.of(0))))));
+        WriteTxnMarkersResponseData response = client.send(ApiMessageType.WRITE_TXN_MARKERS, version, request);
+        return response.markers().get(0).topics().get(0).partitions().get(0).errorCode();
     }
 
     private InitProducerIdResponseData initProducerId(String transactionalId) throws Exception {
