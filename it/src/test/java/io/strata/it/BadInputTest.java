@@ -155,7 +155,7 @@ class BadInputTest {
             assertThat(response.errorCode()).isEqualTo(ErrorCode.UNSUPPORTED_VERSION.code());
             assertThat(response.apiKeys()).anySatisfy(key -> {
                 assertThat(key.apiKey()).isEqualTo(ApiMessageType.API_VERSIONS.apiKey);
-                assertThat(key.maxVersion()).isEqualTo((short) 4);
+                assertThat(key.maxVersion()).isEqualTo((short) 5);
             });
             // The connection stays usable: the client retries with a version we support.
             send(socket, Frames.encodeRequest(ApiMessageType.METADATA, (short) 12, 78, "future-client", new MetadataRequestData().setTopics(null)));

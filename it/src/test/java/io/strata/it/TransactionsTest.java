@@ -106,14 +106,17 @@ class TransactionsTest {
     private static final String REQUESTS = "kafka_network_requestmetrics_requests_total";
 
     /**
-     * The client used transactions v2 (KIP-890 part 2): Produce v12 and EndTxn v5 reached the
+     * The client used transactions v2 (KIP-890 part 2): Produce v12+ and EndTxn v5 reached the
      * broker, and no AddPartitionsToTxn or AddOffsetsToTxn (partitions joined implicitly).
+     * kafka-clients 4.4 sends Produce v13 and TxnOffsetCommit v6 (topic ids), both transactions v2 as well.
      */
     static void assertTransactionsV2Used(StrataTestServer server, boolean offsetsCommitted) throws Exception {
         io.strata.server.metrics.PrometheusText scrape = MetricsScrape.awaitScrape(server.server().metricsPort(), 10_000,
-            "Produce v12 and EndTxn v5 requests", metrics -> metrics.sum(REQUESTS, "request", "Produce", "version", "12") > 0
+            "Produce v12+ and EndTxn v5 requests", metrics -> metrics.sum(REQUESTS, "request", "Produce", "version", "12")
+                + metrics.sum(REQUESTS, "request", "Produce", "version", "13") > 0
                 && metrics.sum(REQUESTS, "request", "EndTxn", "version", "5") > 0
-                && (!offsetsCommitted || metrics.sum(REQUESTS, "request", "TxnOffsetCommit", "version", "5") > 0));
+                && (!offsetsCommitted || metrics.sum(REQUESTS, "request", "TxnOffsetCommit", "version", "5")
+                    + metrics.sum(REQUESTS, "request", "TxnOffsetCommit", "version", "6") > 0));
         assertThat(scrape.sum(REQUESTS, "request", "AddPartitionsToTxn")).isZero();
         assertThat(scrape.sum(REQUESTS, "request", "AddOffsetsToTxn")).isZero();
         assertThat(scrape.sum(REQUESTS, "request", "EndTxn")).isEqualTo(scrape.sum(REQUESTS, "request", "EndTxn", "version", "5"));

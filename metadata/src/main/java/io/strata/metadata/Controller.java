@@ -161,6 +161,40 @@ public final class Controller implements AutoCloseable {
         });
     }
 
+    /**
+     * UpdateFeatures: validates the changes against the current levels and {@code supported}
+     * ({@link FeatureUpdates}) and, unless {@code validateOnly}, writes one FeatureLevelRecord per
+     * changed feature in one batch, so the new levels survive a restart and every publisher (and
+     * the next ApiVersions answer) sees them together. All or nothing.
+     */
+    public CompletableFuture<FeatureUpdates.Result> updateFeatures(Map<String, FeatureUpdates.Update> updates, Map<String, short[]> supported,
+                                                                   boolean validateOnly) {
+        return submit("update features", () -> {
+            FeatureUpdates.Result result = FeatureUpdates.validate(updates, image.features(), supported, settings.nodeId());
+            if (result.error() == ErrorCode.NONE && !validateOnly) {
+                commit(result.records());
+                LOG.info("Finalized features changed: {} (metadata offset {})", updates, image.offset());
+            }
+            return result;
+        });
+    }
+
+    /**
+     * The state of the metadata quorum as its leader sees it. Strata's quorum is this node
+     * alone: it leads at a fixed epoch, and every appended batch is fsynced and committed at
+     * once, so the high watermark is the log end offset and the only voter is always caught up
+     * ({@code nowMs} is both its last fetch and its last caught-up time, as Kafka reports for
+     * the leader itself).
+     */
+    public record QuorumState(int leaderId, int leaderEpoch, long highWatermark, long logEndOffset, long nowMs) {
+    }
+
+    /** DescribeQuorum's answer, read on the controller thread so that it sees a whole batch or none. */
+    public CompletableFuture<QuorumState> describeQuorum() {
+        return submit("describe quorum", () -> new QuorumState(settings.nodeId(), MetadataLog.SINGLE_VOTER_EPOCH,
+            log.log().highWatermark(), log.log().logEndOffset(), time.milliseconds()));
+    }
+
     // ---------------------------------------------------------------- topics
 
     /** Creates topics (or only validates them); one result per requested topic, in order. */

@@ -72,6 +72,15 @@ final class DataDirectories {
         return clusterId;
     }
 
+    /** The {@code directory.id} of a formatted directory. */
+    static UUID directoryId(Path dir) throws IOException {
+        String id = read(dir.resolve(META_PROPERTIES)).getProperty("directory.id");
+        if (id == null) {
+            throw new IOException(dir.resolve(META_PROPERTIES) + " has no directory.id");
+        }
+        return Uuids.fromBase64(id.trim());
+    }
+
     private static Properties read(Path file) throws IOException {
         Properties properties = new Properties();
         try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {

@@ -89,16 +89,23 @@ public final class StrataServer implements AutoCloseable {
         this.time = time;
     }
 
-    /** The versions this broker advertises: exactly what its handlers implement. */
+    /**
+     * The versions this broker advertises: exactly what its handlers implement, and for every API
+     * the range an Apache Kafka 4.4 broker advertises (KafkaApiVersionsParityTest compares them
+     * with a recorded Kafka 4.4 ApiVersions response).
+     */
     public static ApiVersionsTable apiVersions() {
         return ApiVersionsTable.builder()
             // Produce from v0 for librdkafka (KAFKA-18659); v0-v2 have no schema and close the connection as in Kafka 4.
-            // v12 is transactions v2; ApiVersions caps it (and EndTxn, TxnOffsetCommit) while transaction.version < 2 (FIELD-NOTES).
-            .add(ApiMessageType.PRODUCE, 0, 12)
-            .add(ApiMessageType.FETCH, 4, 17)
+            // v12 is transactions v2 and v13 names topics by id; ApiVersions caps Produce (and EndTxn, TxnOffsetCommit) while
+            // transaction.version < 2 (FIELD-NOTES).
+            .add(ApiMessageType.PRODUCE, 0, 13)
+            // v18 adds a follower's high watermark (KIP-1166), a tagged field only replica fetchers send.
+            .add(ApiMessageType.FETCH, 4, 18)
             .add(ApiMessageType.LIST_OFFSETS, 1, 11)
             .add(ApiMessageType.METADATA, 0, 13)
-            .add(ApiMessageType.API_VERSIONS, 0, 4)
+            // v5: the client may name the cluster and node it means (KIP-1242): REBOOTSTRAP_REQUIRED when it reached another.
+            .add(ApiMessageType.API_VERSIONS, 0, 5)
             .add(ApiMessageType.CREATE_TOPICS, 2, 7)
             .add(ApiMessageType.INIT_PRODUCER_ID, 0, 5)
             .add(ApiMessageType.DELETE_TOPICS, 1, 6)
@@ -111,28 +118,31 @@ public final class StrataServer implements AutoCloseable {
             .add(ApiMessageType.DESCRIBE_TOPIC_PARTITIONS, 0, 0)
             .add(ApiMessageType.DESCRIBE_LOG_DIRS, 1, 5)
             .add(ApiMessageType.OFFSET_FOR_LEADER_EPOCH, 2, 4)
-            // Classic consumer groups. OffsetCommit v10 / OffsetFetch v10 (topic ids) come with KIP-848.
+            // Features are changed through the controller (FeatureLevelRecords); the quorum is this node alone.
+            .add(ApiMessageType.UPDATE_FEATURES, 0, 2)
+            .add(ApiMessageType.DESCRIBE_QUORUM, 0, 2)
+            // Classic consumer groups. OffsetCommit v10 / OffsetFetch v10 name topics by id.
             .add(ApiMessageType.FIND_COORDINATOR, 0, 6)
             .add(ApiMessageType.JOIN_GROUP, 0, 9)
             .add(ApiMessageType.SYNC_GROUP, 0, 5)
             .add(ApiMessageType.HEARTBEAT, 0, 4)
             .add(ApiMessageType.LEAVE_GROUP, 0, 5)
-            .add(ApiMessageType.OFFSET_COMMIT, 2, 9)
-            .add(ApiMessageType.OFFSET_FETCH, 1, 9)
+            .add(ApiMessageType.OFFSET_COMMIT, 2, 10)
+            .add(ApiMessageType.OFFSET_FETCH, 1, 10)
             .add(ApiMessageType.DESCRIBE_GROUPS, 0, 6)
             .add(ApiMessageType.LIST_GROUPS, 0, 5)
-            .add(ApiMessageType.DELETE_GROUPS, 0, 2)
+            .add(ApiMessageType.DELETE_GROUPS, 0, 3)
             .add(ApiMessageType.OFFSET_DELETE, 0, 0)
             // The consumer group protocol (KIP-848); served while group.version >= 1 is finalized.
             .add(ApiMessageType.CONSUMER_GROUP_HEARTBEAT, 0, 1)
             .add(ApiMessageType.CONSUMER_GROUP_DESCRIBE, 0, 1)
-            // Transactions v1 (AddPartitionsToTxn round trips from clients) and v2 (EndTxn 5, TxnOffsetCommit 5, Produce 12:
-            // partitions are added by their leader, whose AddPartitionsToTxn to the coordinator is a local call on one node).
-            .add(ApiMessageType.ADD_PARTITIONS_TO_TXN, 0, 3)
+            // Transactions v1 (AddPartitionsToTxn v0-v3 round trips from clients) and v2 (EndTxn 5, TxnOffsetCommit 5-6, Produce 12-13:
+            // partitions are added by their leader; AddPartitionsToTxn v4-v5 is that leader's batched add or verification).
+            .add(ApiMessageType.ADD_PARTITIONS_TO_TXN, 0, 5)
             .add(ApiMessageType.ADD_OFFSETS_TO_TXN, 0, 4)
             .add(ApiMessageType.END_TXN, 0, 5)
-            .add(ApiMessageType.TXN_OFFSET_COMMIT, 0, 5)
-            .add(ApiMessageType.WRITE_TXN_MARKERS, 1, 1)
+            .add(ApiMessageType.TXN_OFFSET_COMMIT, 0, 6)
+            .add(ApiMessageType.WRITE_TXN_MARKERS, 1, 2)
             .add(ApiMessageType.DESCRIBE_TRANSACTIONS, 0, 0)
             .add(ApiMessageType.LIST_TRANSACTIONS, 0, 2)
             .add(ApiMessageType.DESCRIBE_PRODUCERS, 0, 0)
@@ -192,7 +202,7 @@ public final class StrataServer implements AutoCloseable {
         socketServer = new SocketServer(config, requestChannel, metrics.networkObserver());
         socketServer.start();
         Features features = new Features();
-        controller.registerBroker(advertisedEndpoints(), config.getString(ServerConfig.RACK), features.bootstrapLevels()).get();
+        controller.registerBroker(advertisedEndpoints(), config.getString(ServerConfig.RACK), features.bootstrapLevels(config.formatFeatures())).get();
 
         ApiVersionsTable apiVersions = apiVersions();
         InternalTopic offsetsTopic = new InternalTopic(InternalTopics.CONSUMER_OFFSETS, config.getInt(ServerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
@@ -231,7 +241,8 @@ public final class StrataServer implements AutoCloseable {
             io.strata.coordinator.transaction.TransactionMetadata.TRANSACTION_VERSION_2));
 
         BrokerContext context = new BrokerContext(config, nodeId, clusterId, controller, replicaManager, apiVersions, features,
-            producerIds, time, groupCoordinator, offsetsTopic, transactionCoordinator, transactionStateTopic);
+            producerIds, time, groupCoordinator, offsetsTopic, transactionCoordinator, transactionStateTopic,
+            DataDirectories.directoryId(logDirs.get(0)));
         handlerPool = new RequestHandlerPool(config.getInt(ServerConfig.NUM_IO_THREADS), requestChannel,
             new ApiDispatcher(apiVersions, ApiHandlers.create(context)));
         handlerPool.start();

@@ -137,9 +137,9 @@ class TransactionsV2ProtocolTest {
         });
         Map<Short, Short> max = new java.util.HashMap<>();
         versions.apiKeys().forEach(api -> max.put(api.apiKey(), api.maxVersion()));
-        assertThat(max.get(ApiMessageType.PRODUCE.apiKey)).isEqualTo((short) 12);
+        assertThat(max.get(ApiMessageType.PRODUCE.apiKey)).isEqualTo((short) 13);
         assertThat(max.get(ApiMessageType.END_TXN.apiKey)).isEqualTo((short) 5);
-        assertThat(max.get(ApiMessageType.TXN_OFFSET_COMMIT.apiKey)).isEqualTo((short) 5);
+        assertThat(max.get(ApiMessageType.TXN_OFFSET_COMMIT.apiKey)).isEqualTo((short) 6);
     }
 
     @Test

@@ -1,6 +1,8 @@
 package io.strata.server.api;
 
+import io.strata.protocol.ErrorCode;
 import io.strata.protocol.message.ApiMessageType;
+import io.strata.protocol.message.ApiVersionsRequestData;
 import io.strata.protocol.message.ApiVersionsResponseData;
 import io.strata.server.network.Request;
 
@@ -17,6 +19,13 @@ final class ApiVersionsHandler implements ApiHandler {
     @Override
     public void handle(Request request) {
         ApiVersionsResponseData response = new ApiVersionsResponseData();
+        if (request.apiVersion() >= 5) {
+            ErrorCode targetError = checkTarget(request.body(ApiVersionsRequestData.class));
+            if (targetError != ErrorCode.NONE) {
+                request.respond(response.setErrorCode(targetError.code()));
+                return;
+            }
+        }
         context.apiVersions().addTo(response);
         var image = context.image();
         if (image.features().getOrDefault(Features.TRANSACTION_VERSION, (short) 0) < 2) {
@@ -39,6 +48,24 @@ final class ApiVersionsHandler implements ApiHandler {
     }
 
     /**
+     * KIP-1242 (v5+): a client that names the cluster and node it means to reach learns at once
+     * that it reached another one (stale bootstrap addresses, a reused IP) and rebootstraps. Both
+     * or neither must be given, as Kafka 4.4 requires: one alone is INVALID_REQUEST. The error
+     * response carries no API keys, as Kafka's.
+     */
+    private ErrorCode checkTarget(ApiVersionsRequestData body) {
+        boolean clusterGiven = body.clusterId() != null;
+        boolean nodeGiven = body.nodeId() >= 0;
+        if (clusterGiven != nodeGiven) {
+            return ErrorCode.INVALID_REQUEST;
+        }
+        if (clusterGiven && (!body.clusterId().equals(context.clusterId()) || body.nodeId() != context.nodeId())) {
+            return ErrorCode.REBOOTSTRAP_REQUIRED;
+        }
+        return ErrorCode.NONE;
+    }
+
+    /**
      * Without transaction.version 2 finalized (a cluster created before it was supported) the
      * versions that mean transactions v2 are not advertised, so that no client uses them
      * (FIELD-NOTES: advertise Produce v12 only together with the finalized feature).
@@ -48,6 +75,7 @@ final class ApiVersionsHandler implements ApiHandler {
             if (api.apiKey() == ApiMessageType.PRODUCE.apiKey) {
                 api.setMaxVersion((short) Math.min(api.maxVersion(), 11));
             } else if (api.apiKey() == ApiMessageType.END_TXN.apiKey || api.apiKey() == ApiMessageType.TXN_OFFSET_COMMIT.apiKey) {
+                // TxnOffsetCommit v6 (topic ids) is newer than v5 and so implies transactions v2 as well.
                 api.setMaxVersion((short) Math.min(api.maxVersion(), 4));
             }
         }

@@ -1,6 +1,10 @@
 package io.strata.server.api;
 
+import io.strata.common.config.ConfigException;
+import io.strata.server.config.ServerConfig;
+
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -42,5 +46,40 @@ public final class Features {
 
     public Map<String, Short> bootstrapLevels() {
         return bootstrap;
+    }
+
+    /**
+     * The levels of a new cluster with {@code overrides} (NAME=LEVEL, as kafka-storage format
+     * --feature) applied: each must name a supported feature at a supported level; level 0
+     * leaves the feature unfinalized.
+     *
+     * @throws ConfigException naming the bad entry
+     */
+    public Map<String, Short> bootstrapLevels(List<String> overrides) {
+        Map<String, Short> levels = new LinkedHashMap<>(bootstrap);
+        for (String override : overrides) {
+            int equals = override.indexOf('=');
+            String name = equals < 0 ? override.trim() : override.substring(0, equals).trim();
+            short[] range = supported.get(name);
+            if (equals < 0 || range == null) {
+                throw new ConfigException(ServerConfig.STRATA_FORMAT_FEATURES, override, "expected NAME=LEVEL for one of " + supported.keySet());
+            }
+            short level;
+            try {
+                level = Short.parseShort(override.substring(equals + 1).trim());
+            } catch (NumberFormatException e) {
+                throw new ConfigException(ServerConfig.STRATA_FORMAT_FEATURES, override, "the level is not a number");
+            }
+            if (level < range[0] || level > range[1]) {
+                throw new ConfigException(ServerConfig.STRATA_FORMAT_FEATURES, override,
+                    name + " supports levels " + range[0] + "-" + range[1] + ", not " + level);
+            }
+            if (level == 0) {
+                levels.remove(name);
+            } else {
+                levels.put(name, level);
+            }
+        }
+        return levels;
     }
 }

@@ -3,7 +3,10 @@ package io.strata.server.api;
 import io.strata.coordinator.group.GroupCoordinator;
 import io.strata.coordinator.group.OffsetAndMetadata;
 import io.strata.metadata.BrokerRegistration;
+import io.strata.metadata.MetadataImage;
+import io.strata.metadata.TopicImage;
 import io.strata.protocol.ErrorCode;
+import io.strata.protocol.Uuids;
 import io.strata.protocol.message.ApiMessageType;
 import io.strata.protocol.message.DeleteGroupsRequestData;
 import io.strata.protocol.message.DeleteGroupsResponseData;
@@ -196,9 +199,35 @@ final class GroupHandlers {
 
     // ---------------------------------------------------------------- offsets
 
+    /**
+     * OffsetCommit. From v10 topics are named by id (KIP-848's topic ids): each id is resolved
+     * against the current image before the commit, an unknown id answers UNKNOWN_TOPIC_ID for its
+     * partitions (as Kafka), and the response names topics by id again.
+     */
     private void offsetCommit(Request request) {
         OffsetCommitRequestData body = request.body(OffsetCommitRequestData.class);
-        coordinator().commitOffsets(body, request.apiVersion()).whenComplete((results, failure) -> {
+        short version = request.apiVersion();
+        List<OffsetCommitResponseData.OffsetCommitResponseTopic> unknownIds = new ArrayList<>();
+        Map<String, java.util.UUID> idsByName = new LinkedHashMap<>();
+        if (version >= 10) {
+            MetadataImage image = context.image();
+            List<OffsetCommitRequestData.OffsetCommitRequestTopic> known = new ArrayList<>();
+            for (OffsetCommitRequestData.OffsetCommitRequestTopic topic : body.topics()) {
+                TopicImage byId = image.topic(topic.topicId());
+                if (byId == null) {
+                    OffsetCommitResponseData.OffsetCommitResponseTopic unknown = new OffsetCommitResponseData.OffsetCommitResponseTopic()
+                        .setTopicId(topic.topicId());
+                    topic.partitions().forEach(partition -> unknown.partitions().add(new OffsetCommitResponseData.OffsetCommitResponsePartition()
+                        .setPartitionIndex(partition.partitionIndex()).setErrorCode(ErrorCode.UNKNOWN_TOPIC_ID.code())));
+                    unknownIds.add(unknown);
+                } else {
+                    known.add(topic.setName(byId.name()));
+                    idsByName.put(byId.name(), byId.id());
+                }
+            }
+            body.setTopics(known);
+        }
+        coordinator().commitOffsets(body, version).whenComplete((results, failure) -> {
             OffsetCommitResponseData response = new OffsetCommitResponseData();
             Map<String, OffsetCommitResponseData.OffsetCommitResponseTopic> topics = new LinkedHashMap<>();
             if (failure != null) {
@@ -211,12 +240,14 @@ final class GroupHandlers {
             }
             for (GroupCoordinator.CommitResult result : results) {
                 topics.computeIfAbsent(result.topic(), name -> {
-                    OffsetCommitResponseData.OffsetCommitResponseTopic topic = new OffsetCommitResponseData.OffsetCommitResponseTopic().setName(name);
+                    OffsetCommitResponseData.OffsetCommitResponseTopic topic = new OffsetCommitResponseData.OffsetCommitResponseTopic().setName(name)
+                        .setTopicId(idsByName.getOrDefault(name, Uuids.ZERO));
                     response.topics().add(topic);
                     return topic;
                 }).partitions().add(new OffsetCommitResponseData.OffsetCommitResponsePartition()
                     .setPartitionIndex(result.partition()).setErrorCode(result.error().code()));
             }
+            response.topics().addAll(unknownIds);
             request.respond(response);
         });
     }
@@ -250,7 +281,8 @@ final class GroupHandlers {
                     .setGroupId(group.groupId());
                 if (group.topics() != null) {
                     for (OffsetFetchRequestData.OffsetFetchRequestTopics topic : group.topics()) {
-                        OffsetFetchResponseData.OffsetFetchResponseTopics topicResponse = new OffsetFetchResponseData.OffsetFetchResponseTopics().setName(topic.name());
+                        OffsetFetchResponseData.OffsetFetchResponseTopics topicResponse = new OffsetFetchResponseData.OffsetFetchResponseTopics()
+                            .setName(topic.name()).setTopicId(topic.topicId());
                         for (int partition : topic.partitionIndexes()) {
                             topicResponse.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(partition)
                                 .setCommittedOffset(-1).setMetadata("").setErrorCode(ErrorCode.UNSTABLE_OFFSET_COMMIT.code()));
@@ -280,16 +312,30 @@ final class GroupHandlers {
     private void fetchOffsets(Request request, OffsetFetchRequestData body, short version) {
         if (version >= 8) {
             List<CompletableFuture<OffsetFetchResponseData.OffsetFetchResponseGroup>> groups = new ArrayList<>();
+            MetadataImage image = context.image();
+            boolean byId = version >= 10;
             for (OffsetFetchRequestData.OffsetFetchRequestGroup group : body.groups()) {
                 Map<String, List<Integer>> requested = null;
+                List<OffsetFetchResponseData.OffsetFetchResponseTopics> unknownIds = new ArrayList<>();
                 if (group.topics() != null) {
                     requested = new LinkedHashMap<>();
                     for (OffsetFetchRequestData.OffsetFetchRequestTopics topic : group.topics()) {
-                        requested.put(topic.name(), topic.partitionIndexes());
+                        String name = byId ? nameOf(image, topic.topicId()) : topic.name();
+                        if (name == null) {
+                            unknownIds.add(unknownTopicId(topic));
+                        } else {
+                            requested.put(name, topic.partitionIndexes());
+                        }
                     }
                 }
-                groups.add(coordinator().fetchOffsets(group.groupId(), requested, group.memberId(), group.memberEpoch()).handle((fetched, failure) ->
-                    groupResponse(group.groupId(), failure != null ? new GroupCoordinator.FetchedOffsets(ErrorCode.UNKNOWN_SERVER_ERROR, Map.of()) : fetched)));
+                groups.add(coordinator().fetchOffsets(group.groupId(), requested, group.memberId(), group.memberEpoch()).handle((fetched, failure) -> {
+                    OffsetFetchResponseData.OffsetFetchResponseGroup answer = groupResponse(group.groupId(),
+                        failure != null ? new GroupCoordinator.FetchedOffsets(ErrorCode.UNKNOWN_SERVER_ERROR, Map.of()) : fetched, byId ? image : null);
+                    if (answer.errorCode() == ErrorCode.NONE.code()) {
+                        answer.topics().addAll(unknownIds);
+                    }
+                    return answer;
+                }));
             }
             CompletableFuture.allOf(groups.toArray(new CompletableFuture[0])).whenComplete((done, failure) -> {
                 OffsetFetchResponseData response = new OffsetFetchResponseData();
@@ -327,11 +373,38 @@ final class GroupHandlers {
         });
     }
 
-    private static OffsetFetchResponseData.OffsetFetchResponseGroup groupResponse(String groupId, GroupCoordinator.FetchedOffsets fetched) {
+    private static String nameOf(MetadataImage image, java.util.UUID topicId) {
+        TopicImage topic = image.topic(topicId);
+        return topic == null ? null : topic.name();
+    }
+
+    private static OffsetFetchResponseData.OffsetFetchResponseTopics unknownTopicId(OffsetFetchRequestData.OffsetFetchRequestTopics topic) {
+        OffsetFetchResponseData.OffsetFetchResponseTopics unknown = new OffsetFetchResponseData.OffsetFetchResponseTopics().setTopicId(topic.topicId());
+        for (int partition : topic.partitionIndexes()) {
+            unknown.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(partition)
+                .setCommittedOffset(-1).setMetadata("").setErrorCode(ErrorCode.UNKNOWN_TOPIC_ID.code()));
+        }
+        return unknown;
+    }
+
+    /**
+     * One group's OffsetFetch answer. With {@code idsFrom} (v10+) every topic is named by its id
+     * in that image; committed offsets of a topic that no longer exists have no id to give and
+     * are left out, as Kafka leaves them out of a topic-id response.
+     */
+    private static OffsetFetchResponseData.OffsetFetchResponseGroup groupResponse(String groupId, GroupCoordinator.FetchedOffsets fetched,
+                                                                                  MetadataImage idsFrom) {
         OffsetFetchResponseData.OffsetFetchResponseGroup group = new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(groupId)
             .setErrorCode(fetched.error().code());
         for (Map.Entry<String, Map<Integer, OffsetAndMetadata>> topic : fetched.offsets().entrySet()) {
             OffsetFetchResponseData.OffsetFetchResponseTopics topicResponse = new OffsetFetchResponseData.OffsetFetchResponseTopics().setName(topic.getKey());
+            if (idsFrom != null) {
+                TopicImage current = idsFrom.topic(topic.getKey());
+                if (current == null) {
+                    continue;
+                }
+                topicResponse.setTopicId(current.id());
+            }
             for (Map.Entry<Integer, OffsetAndMetadata> partition : topic.getValue().entrySet()) {
                 OffsetAndMetadata offset = partition.getValue();
                 topicResponse.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(partition.getKey())

@@ -72,12 +72,50 @@ final class TransactionHandlers {
 
     // ---------------------------------------------------------------- AddPartitionsToTxn (client versions 0-3)
 
+    /**
+     * AddPartitionsToTxn. v0-v3 come from clients (one transaction); v4+ come from partition
+     * leaders (KIP-890): a batch of transactions, each either added or, with VerifyOnly, only
+     * checked (NONE if the partition is already in the producer's open transaction, else
+     * INVALID_TXN_STATE). v5 may answer TRANSACTION_ABORTABLE; older versions get
+     * INVALID_TXN_STATE in its place, the error their senders know.
+     */
     private void addPartitions(Request request) {
         AddPartitionsToTxnRequestData body = request.body(AddPartitionsToTxnRequestData.class);
         short version = request.apiVersion();
+        if (version >= 4) {
+            addPartitionsBatch(request, body, version);
+            return;
+        }
+        addPartitionsOfOne(body.v3AndBelowTransactionalId(), body.v3AndBelowProducerId(), body.v3AndBelowProducerEpoch(), false,
+            body.v3AndBelowTopics(), version).whenComplete((errors, failure) -> {
+                AddPartitionsToTxnResponseData response = new AddPartitionsToTxnResponseData();
+                response.resultsByTopicV3AndBelow().addAll(topicResults(errors));
+                request.respond(response);
+            });
+    }
+
+    private void addPartitionsBatch(Request request, AddPartitionsToTxnRequestData body, short version) {
+        List<CompletableFuture<Map<TransactionMetadata.TxnPartition, ErrorCode>>> results = new ArrayList<>();
+        for (AddPartitionsToTxnRequestData.AddPartitionsToTxnTransaction transaction : body.transactions()) {
+            results.add(addPartitionsOfOne(transaction.transactionalId(), transaction.producerId(), transaction.producerEpoch(),
+                transaction.verifyOnly(), transaction.topics(), version));
+        }
+        CompletableFuture.allOf(results.toArray(new CompletableFuture[0])).whenComplete((done, failure) -> {
+            AddPartitionsToTxnResponseData response = new AddPartitionsToTxnResponseData();
+            for (int i = 0; i < results.size(); i++) {
+                response.resultsByTransaction().add(new AddPartitionsToTxnResponseData.AddPartitionsToTxnResult()
+                    .setTransactionalId(body.transactions().get(i).transactionalId()).setTopicResults(topicResults(results.get(i).join())));
+            }
+            request.respond(response);
+        });
+    }
+
+    /** One transaction's partitions: unknown partitions fail the whole add, as in Kafka (the others are OPERATION_NOT_ATTEMPTED). */
+    private CompletableFuture<Map<TransactionMetadata.TxnPartition, ErrorCode>> addPartitionsOfOne(String transactionalId, long producerId,
+            short producerEpoch, boolean verifyOnly, List<AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic> topics, short version) {
         Set<TransactionMetadata.TxnPartition> partitions = new LinkedHashSet<>();
         Set<TransactionMetadata.TxnPartition> unknown = new LinkedHashSet<>();
-        for (AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic topic : body.v3AndBelowTopics()) {
+        for (AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic topic : topics) {
             TopicImage image = context.image().topic(topic.name());
             for (int partition : topic.partitions()) {
                 TransactionMetadata.TxnPartition txnPartition = new TransactionMetadata.TxnPartition(topic.name(), partition);
@@ -88,35 +126,47 @@ final class TransactionHandlers {
                 }
             }
         }
+        Map<TransactionMetadata.TxnPartition, ErrorCode> errors = new LinkedHashMap<>();
         if (!unknown.isEmpty()) {
-            Map<TransactionMetadata.TxnPartition, ErrorCode> errors = new LinkedHashMap<>();
             partitions.forEach(p -> errors.put(p, ErrorCode.OPERATION_NOT_ATTEMPTED));
             unknown.forEach(p -> errors.put(p, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
-            request.respond(addPartitionsResponse(errors));
-            return;
+            return CompletableFuture.completedFuture(errors);
         }
-        coordinator().addPartitions(body.v3AndBelowTransactionalId(), body.v3AndBelowProducerId(), body.v3AndBelowProducerEpoch(), partitions)
-            .whenComplete((error, failure) -> {
-                ErrorCode result = failure != null ? ErrorCode.UNKNOWN_SERVER_ERROR : fencedForVersion(error, version, 2);
-                Map<TransactionMetadata.TxnPartition, ErrorCode> errors = new LinkedHashMap<>();
-                partitions.forEach(p -> errors.put(p, result));
-                request.respond(addPartitionsResponse(errors));
+        if (verifyOnly) {
+            List<CompletableFuture<Boolean>> verdicts = new ArrayList<>();
+            for (TransactionMetadata.TxnPartition partition : partitions) {
+                verdicts.add(coordinator().isPartitionInTransaction(transactionalId, producerId, producerEpoch, partition));
+            }
+            return CompletableFuture.allOf(verdicts.toArray(new CompletableFuture[0])).handle((done, failure) -> {
+                int i = 0;
+                for (TransactionMetadata.TxnPartition partition : partitions) {
+                    CompletableFuture<Boolean> verdict = verdicts.get(i++);
+                    errors.put(partition, verdict.isCompletedExceptionally() ? ErrorCode.UNKNOWN_SERVER_ERROR
+                        : verdict.join() ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE);
+                }
+                return errors;
             });
+        }
+        return coordinator().addPartitions(transactionalId, producerId, producerEpoch, partitions).handle((error, failure) -> {
+            ErrorCode result = failure != null ? ErrorCode.UNKNOWN_SERVER_ERROR : fencedForVersion(error, version, 2);
+            if (result == ErrorCode.TRANSACTION_ABORTABLE && version < 5) {
+                result = ErrorCode.INVALID_TXN_STATE;
+            }
+            for (TransactionMetadata.TxnPartition partition : partitions) {
+                errors.put(partition, result);
+            }
+            return errors;
+        });
     }
 
-    private static AddPartitionsToTxnResponseData addPartitionsResponse(Map<TransactionMetadata.TxnPartition, ErrorCode> errors) {
-        AddPartitionsToTxnResponseData response = new AddPartitionsToTxnResponseData();
+    private static List<AddPartitionsToTxnResponseData.AddPartitionsToTxnTopicResult> topicResults(Map<TransactionMetadata.TxnPartition, ErrorCode> errors) {
         Map<String, AddPartitionsToTxnResponseData.AddPartitionsToTxnTopicResult> topics = new LinkedHashMap<>();
         for (Map.Entry<TransactionMetadata.TxnPartition, ErrorCode> entry : errors.entrySet()) {
-            topics.computeIfAbsent(entry.getKey().topic(), name -> {
-                AddPartitionsToTxnResponseData.AddPartitionsToTxnTopicResult topic =
-                    new AddPartitionsToTxnResponseData.AddPartitionsToTxnTopicResult().setName(name);
-                response.resultsByTopicV3AndBelow().add(topic);
-                return topic;
-            }).resultsByPartition().add(new AddPartitionsToTxnResponseData.AddPartitionsToTxnPartitionResult()
-                .setPartitionIndex(entry.getKey().partition()).setPartitionErrorCode(entry.getValue().code()));
+            topics.computeIfAbsent(entry.getKey().topic(), name -> new AddPartitionsToTxnResponseData.AddPartitionsToTxnTopicResult().setName(name))
+                .resultsByPartition().add(new AddPartitionsToTxnResponseData.AddPartitionsToTxnPartitionResult()
+                    .setPartitionIndex(entry.getKey().partition()).setPartitionErrorCode(entry.getValue().code()));
         }
-        return response;
+        return new ArrayList<>(topics.values());
     }
 
     // ---------------------------------------------------------------- AddOffsetsToTxn, EndTxn
@@ -163,12 +213,13 @@ final class TransactionHandlers {
     private void txnOffsetCommit(Request request) {
         TxnOffsetCommitRequestData body = request.body(TxnOffsetCommitRequestData.class);
         short version = request.apiVersion();
+        TopicIds ids = version >= 6 ? TopicIds.resolve(context.image(), body) : TopicIds.NONE;
         if (version < 5) {
-            commitTransactionalOffsets(request, body, version);
+            commitTransactionalOffsets(request, body, version, ids);
             return;
         }
         if (!context.offsetsTopic().ensureReady()) {
-            request.respond(txnOffsetCommitError(body, ErrorCode.COORDINATOR_NOT_AVAILABLE, version));
+            request.respond(txnOffsetCommitError(body, ErrorCode.COORDINATOR_NOT_AVAILABLE, version, ids));
             return;
         }
         int partition = context.groupCoordinator().partitionFor(body.groupId());
@@ -177,29 +228,65 @@ final class TransactionHandlers {
             .whenComplete((error, failure) -> {
                 ErrorCode added = failure != null ? ErrorCode.UNKNOWN_SERVER_ERROR : error;
                 if (added == ErrorCode.NONE) {
-                    commitTransactionalOffsets(request, body, version);
+                    commitTransactionalOffsets(request, body, version, ids);
                 } else {
                     // As the leader's AddPartitionsToTxn answer is translated for its callers: fenced is INVALID_PRODUCER_EPOCH.
-                    request.respond(txnOffsetCommitError(body, added == ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH : added, version));
+                    request.respond(txnOffsetCommitError(body, added == ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH : added,
+                        version, ids));
                 }
             });
     }
 
-    private static TxnOffsetCommitResponseData txnOffsetCommitError(TxnOffsetCommitRequestData body, ErrorCode error, short version) {
+    /**
+     * TxnOffsetCommit v6+ names topics by id (KIP-1319): the ids are resolved against the image
+     * before anything else; the topics of unknown ids are taken out of the request and answered
+     * UNKNOWN_TOPIC_ID, and every answered topic is named by its id again.
+     */
+    private record TopicIds(Map<String, java.util.UUID> idsByName, List<TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic> unknown) {
+        static final TopicIds NONE = new TopicIds(Map.of(), List.of());
+
+        static TopicIds resolve(io.strata.metadata.MetadataImage image, TxnOffsetCommitRequestData body) {
+            Map<String, java.util.UUID> idsByName = new LinkedHashMap<>();
+            List<TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic> unknown = new ArrayList<>();
+            List<TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic> known = new ArrayList<>();
+            for (TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic topic : body.topics()) {
+                TopicImage byId = image.topic(topic.topicId());
+                if (byId == null) {
+                    TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic answer = new TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic()
+                        .setTopicId(topic.topicId());
+                    topic.partitions().forEach(partition -> answer.partitions().add(new TxnOffsetCommitResponseData.TxnOffsetCommitResponsePartition()
+                        .setPartitionIndex(partition.partitionIndex()).setErrorCode(ErrorCode.UNKNOWN_TOPIC_ID.code())));
+                    unknown.add(answer);
+                } else {
+                    known.add(topic.setName(byId.name()));
+                    idsByName.put(byId.name(), byId.id());
+                }
+            }
+            body.setTopics(known);
+            return new TopicIds(idsByName, unknown);
+        }
+
+        java.util.UUID idOf(String name) {
+            return idsByName.getOrDefault(name, io.strata.protocol.Uuids.ZERO);
+        }
+    }
+
+    private static TxnOffsetCommitResponseData txnOffsetCommitError(TxnOffsetCommitRequestData body, ErrorCode error, short version, TopicIds ids) {
         TxnOffsetCommitResponseData response = new TxnOffsetCommitResponseData();
         for (TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic topic : body.topics()) {
             TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic topicResponse = new TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic()
-                .setName(topic.name());
+                .setName(topic.name()).setTopicId(ids.idOf(topic.name()));
             for (TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition partition : topic.partitions()) {
                 topicResponse.partitions().add(new TxnOffsetCommitResponseData.TxnOffsetCommitResponsePartition()
                     .setPartitionIndex(partition.partitionIndex()).setErrorCode(fencedForVersion(error, version, 3).code()));
             }
             response.topics().add(topicResponse);
         }
+        response.topics().addAll(ids.unknown());
         return response;
     }
 
-    private void commitTransactionalOffsets(Request request, TxnOffsetCommitRequestData body, short version) {
+    private void commitTransactionalOffsets(Request request, TxnOffsetCommitRequestData body, short version, TopicIds ids) {
         GroupCoordinator groups = context.groupCoordinator();
         groups.commitTransactionalOffsets(body).whenComplete((results, failure) -> {
             TxnOffsetCommitResponseData response = new TxnOffsetCommitResponseData();
@@ -215,12 +302,14 @@ final class TransactionHandlers {
             }
             for (GroupCoordinator.CommitResult result : answered) {
                 topics.computeIfAbsent(result.topic(), name -> {
-                    TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic topic = new TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic().setName(name);
+                    TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic topic = new TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic()
+                        .setName(name).setTopicId(ids.idOf(name));
                     response.topics().add(topic);
                     return topic;
                 }).partitions().add(new TxnOffsetCommitResponseData.TxnOffsetCommitResponsePartition().setPartitionIndex(result.partition())
                     .setErrorCode(fencedForVersion(result.error(), version, 3).code()));
             }
+            response.topics().addAll(ids.unknown());
             request.respond(response);
         });
     }
@@ -237,8 +326,12 @@ final class TransactionHandlers {
                 WriteTxnMarkersResponseData.WritableTxnMarkerTopicResult topicResult =
                     new WriteTxnMarkersResponseData.WritableTxnMarkerTopicResult().setName(topic.name());
                 for (int partition : topic.partitionIndexes()) {
-                    ErrorCode error = markers.writeMarker(new TopicPartition(topic.name(), partition), marker.producerId(), marker.producerEpoch(),
-                        marker.coordinatorEpoch(), marker.transactionResult());
+                    TopicPartition topicPartition = new TopicPartition(topic.name(), partition);
+                    ErrorCode error = staleTransactionsV2Marker(topicPartition, marker);
+                    if (error == ErrorCode.NONE) {
+                        error = markers.writeMarker(topicPartition, marker.producerId(), marker.producerEpoch(), marker.coordinatorEpoch(),
+                            marker.transactionResult());
+                    }
                     topicResult.partitions().add(new WriteTxnMarkersResponseData.WritableTxnMarkerPartitionResult()
                         .setPartitionIndex(partition).setErrorCode(error.code()));
                 }
@@ -247,6 +340,30 @@ final class TransactionHandlers {
             response.markers().add(result);
         }
         request.respond(response);
+    }
+
+    /**
+     * WriteTxnMarkers v2 (KIP-1228) says which transaction version the marker ends. A
+     * transactions v2 coordinator bumps the epoch at every end, so its marker's epoch is strictly
+     * above the epoch the transaction's data was written with: a v2 marker whose epoch is not
+     * above the partition's current epoch of that producer is a stale or duplicated marker and
+     * is refused with INVALID_PRODUCER_EPOCH, where the v1 rule (epoch not below) would accept it.
+     */
+    private ErrorCode staleTransactionsV2Marker(TopicPartition topicPartition, WriteTxnMarkersRequestData.WritableTxnMarker marker) {
+        if (marker.transactionVersion() < TransactionMetadata.TRANSACTION_VERSION_2) {
+            return ErrorCode.NONE;
+        }
+        Partition partition = context.replicaManager().partition(topicPartition);
+        if (partition == null) {
+            return ErrorCode.NONE; // the append answers the missing partition with Kafka's error
+        }
+        for (ProducerStateEntry entry : partition.log().producerStateSnapshot()) {
+            if (entry.producerId() == marker.producerId() && entry.currentTxnFirstOffset().isPresent()
+                    && marker.producerEpoch() <= entry.producerEpoch()) {
+                return ErrorCode.INVALID_PRODUCER_EPOCH;
+            }
+        }
+        return ErrorCode.NONE;
     }
 
     // ---------------------------------------------------------------- admin

@@ -100,6 +100,7 @@ public final class ServerConfig {
     public static final String PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms";
     public static final String PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = "producer.id.expiration.check.interval.ms";
     public static final String STRATA_FSYNC = "strata.fsync";
+    public static final String STRATA_FORMAT_FEATURES = "strata.format.features";
     public static final String METRICS_ENABLED = "metrics.enabled";
     public static final String METRICS_LISTENER = "metrics.listener";
 
@@ -200,6 +201,9 @@ public final class ServerConfig {
             .define(PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, Type.INT, 600_000, ConfigDef.atLeast(1), "producer expiry check interval")
             .define(STRATA_FSYNC, Type.STRING, "none", ConfigDef.oneOf("none", "on-ack"),
                 "on-ack: fsync (off the handler threads) before acknowledging acks=1/all writes and making them visible; none: rely on flush.* and replication like Kafka")
+            .define(STRATA_FORMAT_FEATURES, Type.LIST, "", "feature levels finalized when this node creates a new cluster, as NAME=LEVEL "
+                + "(Kafka's kafka-storage format --feature), e.g. transaction.version=1; the others get their defaults. Ignored once the "
+                + "cluster exists: change levels with UpdateFeatures (kafka-features)")
             .define(METRICS_ENABLED, Type.BOOLEAN, true, "serve /metrics and /health")
             .define(METRICS_LISTENER, Type.STRING, "http://127.0.0.1:9644", "address of the metrics endpoint");
         // Broker-level log settings: every synonym of a topic configuration, with Kafka's defaults.
@@ -364,6 +368,11 @@ public final class ServerConfig {
     public int nodeId() {
         Object brokerId = parsed.values().get(BROKER_ID);
         return parsed.originals().containsKey(NODE_ID) || brokerId == null ? getInt(NODE_ID) : (Integer) brokerId;
+    }
+
+    @SuppressWarnings("unchecked")
+    public List<String> formatFeatures() {
+        return (List<String>) parsed.values().get(STRATA_FORMAT_FEATURES);
     }
 
     @SuppressWarnings("unchecked")
