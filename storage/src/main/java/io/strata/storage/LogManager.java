@@ -77,7 +77,8 @@ public final class LogManager implements Closeable {
     private final AtomicInteger nextDirectory = new AtomicInteger();
     private volatile int loadingRemaining;
     private volatile boolean loaded;
-    private final CleanerConfig cleanerConfig;
+    /** Replaced by {@link #reconfigureCleaner}; guarded by {@code this} for writes. */
+    private volatile CleanerConfig cleanerConfig;
     /** Created on first need (a compacted log) when the cleaner is enabled; guarded by {@code this} for creation. */
     private volatile LogCleaner cleaner;
     /** Given to every log: told each flush's duration in nanoseconds (the flush-latency metric). */
@@ -186,6 +187,7 @@ public final class LogManager implements Closeable {
                 try {
                     UnifiedLog log = UnifiedLog.load(partitionDir, topicPartition, configs.apply(topicPartition.topic()), time, scheduler, params);
                     log.setFlushObserver(flushObserver);
+                    log.setRollListener(this::onRoll);
                     logs.put(topicPartition, log);
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
@@ -238,14 +240,19 @@ public final class LogManager implements Closeable {
             settings.producerIdExpirationCheckIntervalMs(), TimeUnit.MILLISECONDS);
     }
 
-    /** Runs one retention pass over every log (but compacted ones while the cleaner runs); returns the segments deleted. */
+    /**
+     * Runs one retention pass over every log; returns the segments deleted. While a cleaner
+     * exists, compacted logs go through it ({@link LogCleaner#runRetentionOfCompactedLogs}), which
+     * skips a log only while a pass is cleaning it, so retention never races a cleaning and never
+     * stops because the cleaner gave up on a partition or a cleaner thread is stuck.
+     */
     public int runRetention() {
         // A topic may have been switched to compact since the last pass.
         maybeStartCleaner();
         LogCleaner running = cleaner;
         int deleted = 0;
         for (UnifiedLog log : logs.values()) {
-            if (running != null && running.isRunning() && log.config().compact) {
+            if (running != null && log.config().compact) {
                 continue;
             }
             try {
@@ -253,6 +260,9 @@ public final class LogManager implements Closeable {
             } catch (IOException | RuntimeException e) {
                 LOG.warn("Retention failed for {}", log.topicPartition(), e);
             }
+        }
+        if (running != null) {
+            deleted += running.runRetentionOfCompactedLogs();
         }
         return deleted;
     }
@@ -331,6 +341,38 @@ public final class LogManager implements Closeable {
         }
     }
 
+    /**
+     * Applies a dynamic change of the log.cleaner.* settings: kept for a cleaner not yet
+     * started, applied by {@link LogCleaner#reconfigure} to a running one (which replaces its
+     * threads). log.cleaner.enable is not dynamic: its value here is ignored.
+     */
+    public synchronized void reconfigureCleaner(CleanerConfig newConfig) {
+        CleanerConfig current = cleanerConfig;
+        CleanerConfig kept = new CleanerConfig(current.enabled(), newConfig.numThreads(), newConfig.dedupeBufferBytes(),
+            newConfig.dedupeBufferLoadFactor(), newConfig.ioBufferBytes(), newConfig.backoffMs(), newConfig.maxIoBytesPerSecond());
+        if (kept.equals(current)) {
+            return;
+        }
+        cleanerConfig = kept;
+        LogCleaner running = cleaner;
+        if (running != null) {
+            running.reconfigure(kept);
+        }
+    }
+
+    /** The cleaner settings in force (the static ones until a dynamic change). */
+    public CleanerConfig cleanerConfig() {
+        return cleanerConfig;
+    }
+
+    /** Wakes the cleaner when a compacted log rolled a segment: its dirty section may now be cleanable. */
+    private void onRoll(UnifiedLog log) {
+        LogCleaner running = cleaner;
+        if (running != null && log.config().compact) {
+            running.wakeUp();
+        }
+    }
+
     /** The log cleaner, or null while none runs. */
     public LogCleaner cleaner() {
         return cleaner;
@@ -358,6 +400,7 @@ public final class LogManager implements Closeable {
                 log.assignTopicId(topicId.get());
             }
             log.setFlushObserver(flushObserver);
+            log.setRollListener(this::onRoll);
             logs.put(topicPartition, log);
             LOG.info("Created log for {} in {}", topicPartition, dir);
             if (config.compact) {
