@@ -6,6 +6,7 @@ import io.strata.metadata.ConfigResource;
 import io.strata.metadata.ConfigValues;
 import io.strata.metadata.MetadataImage;
 import io.strata.storage.LogConfig;
+import io.strata.storage.cleaner.CleanerConfig;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -30,9 +31,11 @@ import java.util.TreeSet;
  * synonym of every topic configuration ({@code log.retention.ms}, {@code log.segment.bytes},
  * {@code message.max.bytes}, ...; never the {@code .hours}/{@code .minutes} forms, which Kafka
  * keeps static). They reach the logs as new topic defaults ({@link #topicDefaults}), which the
- * replica manager re-applies to every log when they change. Other keys Kafka can change at
- * runtime (thread pools, listeners, quotas) have no runtime effect here, so changes to them are
- * refused rather than stored and silently ignored.
+ * replica manager re-applies to every log when they change. The log cleaner's keys Kafka
+ * reconfigures at runtime ({@link #CLEANER_RECONFIGURABLE}) are accepted too and reach the
+ * cleaner through {@link #cleanerConfig} and {@code LogCleaner.reconfigure}. Other keys Kafka can
+ * change at runtime (thread pools, listeners, quotas) have no runtime effect here, so changes to
+ * them are refused rather than stored and silently ignored.
  *
  * <p>Stateless; safe from any thread.
  */
@@ -40,7 +43,12 @@ public final class DynamicBrokerConfig {
     /** Resource name of the cluster-wide dynamic defaults. */
     public static final String CLUSTER_DEFAULT = "";
 
-    /** Broker keys that may change at runtime: the primary broker synonym of each topic config. */
+    /** Kafka's LogCleaner.RECONFIGURABLE_CONFIGS but message.max.bytes (already a topic-config synonym). */
+    public static final Set<String> CLEANER_RECONFIGURABLE = Set.of(ServerConfig.LOG_CLEANER_THREADS, ServerConfig.LOG_CLEANER_BACKOFF_MS,
+        ServerConfig.LOG_CLEANER_IO_MAX_BYTES_PER_SECOND, ServerConfig.LOG_CLEANER_DEDUPE_BUFFER_SIZE, ServerConfig.LOG_CLEANER_IO_BUFFER_SIZE,
+        ServerConfig.LOG_CLEANER_IO_BUFFER_LOAD_FACTOR);
+
+    /** Broker keys that may change at runtime: the primary broker synonym of each topic config, and the cleaner's. */
     public static final Set<String> RECONFIGURABLE = reconfigurable();
 
     private static final Map<String, String> STATIC_DEFAULTS = staticDefaults();
@@ -53,6 +61,7 @@ public final class DynamicBrokerConfig {
         for (List<String> synonyms : LogConfig.BROKER_SYNONYMS.values()) {
             keys.add(synonyms.get(0));
         }
+        keys.addAll(CLEANER_RECONFIGURABLE);
         return Collections.unmodifiableSet(keys);
     }
 
@@ -163,6 +172,25 @@ public final class DynamicBrokerConfig {
             merged.putAll(proposed);
         }
         LogConfig.of(LogConfig.brokerDefaults(merged), Map.of());
+        if (proposed.keySet().stream().anyMatch(CLEANER_RECONFIGURABLE::contains)) {
+            CleanerConfig current = cleanerConfig(config, image, nodeId);
+            try {
+                CleanerConfig next = ServerConfig.fromMap(merged).cleanerConfig();
+                current.validateReconfiguration(next);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(e.getMessage());
+            }
+        }
+    }
+
+    /** The log cleaner's settings as they apply now: static log.cleaner.* overlaid with the dynamic ones. */
+    public static CleanerConfig cleanerConfig(ServerConfig config, MetadataImage image, int nodeId) {
+        Map<String, String> clusterDefaults = clusterDefaults(image);
+        Map<String, String> perBroker = perBroker(image, nodeId);
+        if (clusterDefaults.isEmpty() && perBroker.isEmpty()) {
+            return config.cleanerConfig();
+        }
+        return ServerConfig.fromMap(effectiveProperties(config, image, nodeId)).cleanerConfig();
     }
 
     /** Keys whose values the broker reports as read-only in DescribeConfigs: all but the reconfigurable ones. */
