@@ -75,6 +75,15 @@ public final class BenchCompaction {
         }
     }
 
+    /** Keys of one length, so every one-record batch has the same size and the roll falls where it is computed. */
+    private static String key(long i) {
+        return String.format("key-%02d", i % KEYS);
+    }
+
+    private static String filler(long i) {
+        return String.format("filler-%02d", i % KEYS);
+    }
+
     private static Admin admin(String bootstrap) {
         Properties properties = new Properties();
         properties.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -119,7 +128,7 @@ public final class BenchCompaction {
     private static void cleanable(String bootstrap, String topic, int run, int pauseMs) throws Exception {
         try (Admin admin = admin(bootstrap); KafkaProducer<byte[], byte[]> producer = producer(bootstrap, 0)) {
             createTopic(admin, topic, Map.of());
-            send(producer, topic, "key-0", VALUE);
+            send(producer, topic, key(0), VALUE);
             long batchBytes = logSize(admin, topic);
             // The record that rolls: the first with size + batch > segment.bytes.
             long roller = SEGMENT_BYTES / batchBytes;
@@ -127,11 +136,16 @@ public final class BenchCompaction {
                 roller++;
             }
             for (long i = 1; i < roller; i++) {
-                send(producer, topic, "key-" + (i % KEYS), VALUE);
+                send(producer, topic, key(i), VALUE);
             }
             long filled = logSize(admin, topic);
+            if (filled != roller * batchBytes) {
+                // Not one same-sized batch per record: the roll would not fall where it is computed.
+                System.out.println("RESULT run=" + run + " status=unexpected_size filled=" + filled + " expected=" + roller * batchBytes);
+                return;
+            }
             Thread.sleep(pauseMs);
-            send(producer, topic, "key-" + (roller % KEYS), VALUE);
+            send(producer, topic, key(roller), VALUE);
             long cleanableNanos = System.nanoTime();
             long deadline = cleanableNanos + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
             long size;
@@ -172,25 +186,25 @@ public final class BenchCompaction {
                  new ByteArrayDeserializer())) {
             createTopic(admin, topic, Map.of("delete.retention.ms", Long.toString(deleteRetentionMs)));
             for (int i = 0; i < KEYS; i++) {
-                send(producer, topic, "key-" + i, VALUE);
+                send(producer, topic, key(i), VALUE);
             }
             long firstTombstone = -1;
             long lastTombstone = -1;
             for (int i = 0; i < KEYS; i++) {
-                lastTombstone = send(producer, topic, "key-" + i, null);
+                lastTombstone = send(producer, topic, key(i), null);
                 firstTombstone = firstTombstone < 0 ? lastTombstone : firstTombstone;
             }
             long before = logSize(admin, topic);
-            send(producer, topic, "filler-0", VALUE);
+            send(producer, topic, filler(0), VALUE);
             long batchBytes = logSize(admin, topic) - before;
             long size = before + batchBytes;
             int i = 1;
             for (; size + batchBytes <= SEGMENT_BYTES; i++) {
-                send(producer, topic, "filler-" + (i % KEYS), VALUE);
+                send(producer, topic, filler(i), VALUE);
                 size += batchBytes;
             }
             Thread.sleep(pauseMs);
-            send(producer, topic, "filler-" + (i % KEYS), VALUE);
+            send(producer, topic, filler(i), VALUE);
             long rolledNanos = System.nanoTime();
 
             AtomicBoolean stop = new AtomicBoolean();
@@ -230,7 +244,7 @@ public final class BenchCompaction {
             long startNanos = System.nanoTime();
             long sent = 0;
             for (int i = start; !stop.get(); i++) {
-                producer.send(new ProducerRecord<>(topic, 0, ("filler-" + (i % KEYS)).getBytes(StandardCharsets.UTF_8), VALUE));
+                producer.send(new ProducerRecord<>(topic, 0, (filler(i)).getBytes(StandardCharsets.UTF_8), VALUE));
                 sent += VALUE.length;
                 long aheadMs = sent * 1000 / bytesPerSec - (System.nanoTime() - startNanos) / 1_000_000;
                 if (aheadMs > 0) {

@@ -46,8 +46,10 @@ import java.util.function.Function;
  * while the broker runs ({@code cleaner-offset-checkpoint} belongs to the log cleaner).
  *
  * <p>The {@link LogCleaner} starts once any log has cleanup.policy=compact (and
- * log.cleaner.enable is set); from then on it, not this class, runs the retention of compacted
- * logs, so that retention never deletes a segment the cleaner is rewriting.
+ * log.cleaner.enable is set); from then on the retention of compacted logs goes through it
+ * (its threads after each pass, and this class's retention task through
+ * {@link LogCleaner#runRetentionOfCompactedLogs}), so that retention never deletes a segment the
+ * cleaner is rewriting. Every log is told to wake the cleaner when it rolls a segment.
  *
  * <p>Thread-safe.
  */
