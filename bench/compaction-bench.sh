@@ -8,6 +8,7 @@
 #   --fill-bytes-per-sec N    background write rate of the tombstone row (default 524288: a 1 MiB
 #                         segment rolls about every 2 s)
 #   --tester-messages N   LogCompactionTester --messages (default 100000)
+#   --rows "R..."         rows to run, of cleanable tombstones tester (default all three)
 #   --strata-ref REF      git commit/ref of Strata to measure (default HEAD), built from `git archive`
 #   --strata-jar PATH     measure this Strata jar instead of building --strata-ref
 #   --out DIR             where results go (default bench/target/compaction-bench/<UTC timestamp>)
@@ -51,6 +52,7 @@ QUICK=0
 DELETE_RETENTION_MS=5000
 FILL_BYTES_PER_SEC=524288
 TESTER_MESSAGES=100000
+ROWS="cleanable tombstones tester"
 STRATA_REF=HEAD
 STRATA_JAR_SRC=""
 OUT=""
@@ -64,6 +66,7 @@ while [[ $# -gt 0 ]]; do
     --delete-retention-ms) DELETE_RETENTION_MS="$2"; shift 2 ;;
     --fill-bytes-per-sec) FILL_BYTES_PER_SEC="$2"; shift 2 ;;
     --tester-messages) TESTER_MESSAGES_OPT="$2"; shift 2 ;;
+    --rows) ROWS="$2"; shift 2 ;;
     --strata-ref) STRATA_REF="$2"; shift 2 ;;
     --strata-jar) STRATA_JAR_SRC="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
@@ -154,7 +157,8 @@ bench() { # BROKER MODE ARGS...: one BenchCompaction run, its RESULT lines into 
   [[ $rc == 0 ]] || printf '%s\t%s\tFAIL\texit %s: %s\n' "$mode" "$broker" "$rc" "$(tail -1 "$base.err" | cut -c1-200)" >>"$RES/runs.tsv"
 }
 tester() { # BROKER: Kafka's LogCompactionTester
-  local broker=$1 base="$RES/logs/tester-$broker" rc line
+  local broker=$1 base rc line
+  base="$RES/logs/tester-$broker"
   (cd "$WORK" && timeout -k 10 "$RUN_TIMEOUT" java -Xmx512M "${JVM_PERF[@]}" "$TOOLS_LOG" -Djava.io.tmpdir="$WORK" -cp "$KCP" \
       org.apache.kafka.tools.LogCompactionTester --bootstrap-server "127.0.0.1:$(port_of "$broker")" --messages "$TESTER_MESSAGES" \
       --duplicates 10 --percent-deletes 5 --sleep 5 >"$base.out" 2>"$base.err" 9>&-)
@@ -169,7 +173,7 @@ tester() { # BROKER: Kafka's LogCompactionTester
 
 # Each row holds the build lock while it runs, Kafka first on odd rows and Strata first on even ones.
 row=0
-for mode in cleanable tombstones tester; do
+for mode in $ROWS; do
   row=$((row + 1))
   (( row > 1 )) && lock
   for b in $(order_for $row); do
