@@ -70,11 +70,9 @@ class DynamicBrokerConfigTableTest {
     }
 
     @Test
-    void strataAcceptsExactlyTheLiveKeysAndDefinesEachOfThem() {
+    void strataAcceptsExactlyTheLiveAndCleanerKeysAndDefinesEachOfThem() {
         Set<String> accepted = new TreeSet<>(DynamicBrokerConfigTable.keys(Status.LIVE));
-        if (DynamicBrokerConfig.CLEANER_KEYS_ACCEPTED) {
-            accepted.addAll(DynamicBrokerConfigTable.keys(Status.LOG_CLEANER));
-        }
+        accepted.addAll(DynamicBrokerConfigTable.keys(Status.LOG_CLEANER));
         assertThat(DynamicBrokerConfig.RECONFIGURABLE).isEqualTo(accepted);
         for (String key : accepted) {
             assertThat(ServerConfig.DEFINITION.key(key)).as("definition of %s", key).isNotNull();

@@ -113,6 +113,61 @@ class LogCompactionTest {
         }
     }
 
+    /**
+     * With log.cleaner.backoff.ms at Kafka's default (15 s), the cleaner thread goes idle for
+     * 15 s as soon as it starts with nothing to clean (the topic is new). Records that roll
+     * segments then make the log cleanable, and it must be compacted well before that backoff
+     * ends: the roll wakes the cleaner, it does not wait for a fixed poll. Waits with a deadline
+     * of half the backoff after the last record, so a cleaner that only polls cannot pass.
+     */
+    @Test
+    void aLogThatBecomesCleanableIsCompactedLongBeforeTheBackoffElapses() throws Exception {
+        long backoffMs = 15_000;
+        try (StrataTestServer server = new StrataTestServer(dataDir, Map.of("log.cleaner.backoff.ms", Long.toString(backoffMs),
+            "log.cleaner.dedupe.buffer.size", Integer.toString(8 << 20)))) {
+            Properties admin = new Properties();
+            admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, server.bootstrap());
+            try (Admin client = Admin.create(admin)) {
+                client.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1).configs(Map.of("cleanup.policy", "compact",
+                    "segment.bytes", "4096", "min.cleanable.dirty.ratio", "0.01")))).all().get(30, TimeUnit.SECONDS);
+            }
+            LogManager logManager = server.server().logManager();
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
+            while (logManager.cleaner() == null) {
+                assertThat(System.nanoTime()).as("the cleaner starts with the compacted topic").isLessThan(deadline);
+                Thread.onSpinWait();
+                Thread.yield();
+            }
+            long cleanerStartedNanos = System.nanoTime();
+
+            Properties producerProperties = new Properties();
+            producerProperties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, server.bootstrap());
+            producerProperties.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+            producerProperties.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+            producerProperties.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+            try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerProperties)) {
+                for (int i = 0; i < 400; i++) {
+                    producer.send(new ProducerRecord<>(TOPIC, "key-" + (i % 10), "value-" + i)).get(30, TimeUnit.SECONDS);
+                }
+            }
+            UnifiedLog log = logManager.getLog(new io.strata.storage.TopicPartition(TOPIC, 0));
+            long cleanUpTo = log.activeSegment().baseOffset();
+            assertThat(cleanUpTo).as("the records rolled segments").isGreaterThan(0);
+            long producedNanos = System.nanoTime();
+            assertThat(TimeUnit.NANOSECONDS.toMillis(producedNanos - cleanerStartedNanos))
+                .as("producing ends well inside the cleaner's first backoff, or the test proves nothing").isLessThan(backoffMs / 2);
+
+            long promptDeadline = producedNanos + TimeUnit.MILLISECONDS.toNanos(backoffMs / 2);
+            while (cleanedUpTo(logManager, log) < cleanUpTo) {
+                assertThat(System.nanoTime()).as("the cleaner reaches offset %d before half of log.cleaner.backoff.ms has passed", cleanUpTo)
+                    .isLessThan(promptDeadline);
+                Thread.onSpinWait();
+                Thread.yield();
+            }
+            assertThat(log.logSegments().iterator().next().size()).as("the first segment was compacted").isLessThan(4096);
+        }
+    }
+
     private static long cleanedUpTo(LogManager logManager, UnifiedLog log) {
         LogCleaner cleaner = logManager.cleaner();
         if (cleaner == null) {

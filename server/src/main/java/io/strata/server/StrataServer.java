@@ -6,6 +6,7 @@ import io.strata.metadata.BrokerRegistration;
 import io.strata.metadata.ConfigResource;
 import io.strata.metadata.Controller;
 import io.strata.metadata.ControllerSettings;
+import io.strata.metadata.MetadataImage;
 import io.strata.metadata.MetadataLog;
 import io.strata.protocol.ApiVersionsTable;
 import io.strata.protocol.message.ApiMessageType;
@@ -21,6 +22,7 @@ import io.strata.coordinator.transaction.TransactionCoordinatorSettings;
 import io.strata.coordinator.group.GroupCoordinator;
 import io.strata.coordinator.group.GroupCoordinatorSettings;
 import io.strata.server.api.ProducerIdManager;
+import io.strata.server.config.DynamicBrokerConfig;
 import io.strata.server.config.ServerConfig;
 import io.strata.server.metrics.BrokerMetrics;
 import io.strata.server.network.RequestChannel;
@@ -156,10 +158,7 @@ public final class StrataServer implements AutoCloseable {
         int nodeId = config.nodeId();
         List<Path> logDirs = config.logDirs();
         Map<String, String> topicDefaults = config.topicDefaults();
-        CleanerConfig cleanerConfig = new CleanerConfig(config.getBoolean(ServerConfig.LOG_CLEANER_ENABLE),
-            config.getInt(ServerConfig.LOG_CLEANER_THREADS), config.getLong(ServerConfig.LOG_CLEANER_DEDUPE_BUFFER_SIZE),
-            ((Number) config.value(ServerConfig.LOG_CLEANER_IO_BUFFER_LOAD_FACTOR)).doubleValue(),
-            config.getInt(ServerConfig.LOG_CLEANER_IO_BUFFER_SIZE), config.getLong(ServerConfig.LOG_CLEANER_BACKOFF_MS));
+        CleanerConfig cleanerConfig = config.cleanerConfig();
         logManager = new LogManager(new LogManager.Settings(logDirs, config.getInt(ServerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR),
             config.getLong(ServerConfig.LOG_RETENTION_CHECK_INTERVAL_MS), config.getLong(ServerConfig.LOG_FLUSH_SCHEDULER_INTERVAL_MS),
             config.getInt(ServerConfig.LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS), config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_MS),
@@ -186,6 +185,8 @@ public final class StrataServer implements AutoCloseable {
         BrokerReconfiguration.applyToLogManager(io.strata.server.config.DynamicBrokerConfig.effectiveConfig(config, controller.image(), nodeId),
             logManager);
 
+        // Dynamic log.cleaner.* settings already in the metadata log apply before the cleaner first starts.
+        logManager.reconfigureCleaner(DynamicBrokerConfig.cleanerConfig(config, controller.image(), nodeId));
         logManager.startup(topic -> LogConfig.of(topicDefaults, controller.image().configs(ConfigResource.topic(topic))));
 
         producePurgatory = new DelayedOperationPurgatory<>("Produce", time, config.getInt(ServerConfig.PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS));
@@ -196,6 +197,7 @@ public final class StrataServer implements AutoCloseable {
         replicaManager.setTopicMetrics(metrics.topicMetrics());
         replicaManager.setBackgroundErrors(backgroundErrors);
         controller.addPublisher(replicaManager);
+        controller.addPublisher(this::applyDynamicCleanerConfig);
         controller.publishInitialImage().get();
 
         requestChannel = new RequestChannel(config.getInt(ServerConfig.QUEUED_MAX_REQUESTS));
@@ -252,6 +254,23 @@ public final class StrataServer implements AutoCloseable {
         started = true;
         LOG.info("Strata node {} of cluster {} started in {} ms ({} metadata batches replayed, {} partitions, listening on {})", nodeId, clusterId,
             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos), batches, replicaManager.partitions().size(), config.listeners());
+    }
+
+    /**
+     * Applies a change of the dynamic log.cleaner.* settings (per broker or cluster default) to
+     * the log cleaner, which replaces its threads. Runs on the metadata publishing thread, so the
+     * AlterConfigs that made the change is answered once the new threads run. A failure is
+     * logged and leaves the previous settings in force.
+     */
+    private void applyDynamicCleanerConfig(MetadataImage previous, MetadataImage current) {
+        if (!DynamicBrokerConfig.changed(previous, current, config.nodeId())) {
+            return;
+        }
+        try {
+            logManager.reconfigureCleaner(DynamicBrokerConfig.cleanerConfig(config, current, config.nodeId()));
+        } catch (RuntimeException e) {
+            LOG.error("Could not apply the dynamic log cleaner settings; the previous ones stay in force", e);
+        }
     }
 
     /** Advertised endpoints: {@code advertised.listeners}, with port 0 and empty hosts filled from the bound sockets. */

@@ -55,8 +55,10 @@ import java.util.function.Function;
  * refused process can say who holds it.
  *
  * <p>The {@link LogCleaner} starts once any log has cleanup.policy=compact (and
- * log.cleaner.enable is set); from then on it, not this class, runs the retention of compacted
- * logs, so that retention never deletes a segment the cleaner is rewriting.
+ * log.cleaner.enable is set); from then on the retention of compacted logs goes through it
+ * (its threads after each pass, and this class's retention task through
+ * {@link LogCleaner#runRetentionOfCompactedLogs}), so that retention never deletes a segment the
+ * cleaner is rewriting. Every log is told to wake the cleaner when it rolls a segment.
  *
  * <p>Thread-safe.
  */
@@ -97,7 +99,8 @@ public final class LogManager implements Closeable {
     private final AtomicInteger nextDirectory = new AtomicInteger();
     private volatile int loadingRemaining;
     private volatile boolean loaded;
-    private final CleanerConfig cleanerConfig;
+    /** Replaced by {@link #reconfigureCleaner}; guarded by {@code this} for writes. */
+    private volatile CleanerConfig cleanerConfig;
     /** Created on first need (a compacted log) when the cleaner is enabled; guarded by {@code this} for creation. */
     private volatile LogCleaner cleaner;
     /** Given to every log: told each flush's duration in nanoseconds (the flush-latency metric). */
@@ -248,6 +251,7 @@ public final class LogManager implements Closeable {
                 try {
                     UnifiedLog log = UnifiedLog.load(partitionDir, topicPartition, configs.apply(topicPartition.topic()), time, scheduler, params);
                     log.setFlushObserver(flushObserver);
+                    log.setRollListener(this::onRoll);
                     logs.put(topicPartition, log);
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
@@ -377,14 +381,19 @@ public final class LogManager implements Closeable {
         return backgroundErrors;
     }
 
-    /** Runs one retention pass over every log (but compacted ones while the cleaner runs); returns the segments deleted. */
+    /**
+     * Runs one retention pass over every log; returns the segments deleted. While a cleaner
+     * exists, compacted logs go through it ({@link LogCleaner#runRetentionOfCompactedLogs}), which
+     * skips a log only while a pass is cleaning it, so retention never races a cleaning and never
+     * stops because the cleaner gave up on a partition or a cleaner thread is stuck.
+     */
     public int runRetention() {
         // A topic may have been switched to compact since the last pass.
         maybeStartCleaner();
         LogCleaner running = cleaner;
         int deleted = 0;
         for (UnifiedLog log : logs.values()) {
-            if (running != null && running.isRunning() && log.config().compact) {
+            if (running != null && log.config().compact) {
                 continue;
             }
             try {
@@ -393,6 +402,9 @@ public final class LogManager implements Closeable {
                 backgroundErrors.record(RETENTION_TASK);
                 LOG.warn("Retention failed for {}", log.topicPartition(), e);
             }
+        }
+        if (running != null) {
+            deleted += running.runRetentionOfCompactedLogs();
         }
         return deleted;
     }
@@ -474,6 +486,38 @@ public final class LogManager implements Closeable {
         }
     }
 
+    /**
+     * Applies a dynamic change of the log.cleaner.* settings: kept for a cleaner not yet
+     * started, applied by {@link LogCleaner#reconfigure} to a running one (which replaces its
+     * threads). log.cleaner.enable is not dynamic: its value here is ignored.
+     */
+    public synchronized void reconfigureCleaner(CleanerConfig newConfig) {
+        CleanerConfig current = cleanerConfig;
+        CleanerConfig kept = new CleanerConfig(current.enabled(), newConfig.numThreads(), newConfig.dedupeBufferBytes(),
+            newConfig.dedupeBufferLoadFactor(), newConfig.ioBufferBytes(), newConfig.backoffMs(), newConfig.maxIoBytesPerSecond());
+        if (kept.equals(current)) {
+            return;
+        }
+        cleanerConfig = kept;
+        LogCleaner running = cleaner;
+        if (running != null) {
+            running.reconfigure(kept);
+        }
+    }
+
+    /** The cleaner settings in force (the static ones until a dynamic change). */
+    public CleanerConfig cleanerConfig() {
+        return cleanerConfig;
+    }
+
+    /** Wakes the cleaner when a compacted log rolled a segment: its dirty section may now be cleanable. */
+    private void onRoll(UnifiedLog log) {
+        LogCleaner running = cleaner;
+        if (running != null && log.config().compact) {
+            running.wakeUp();
+        }
+    }
+
     /** The log cleaner, or null while none runs. */
     public LogCleaner cleaner() {
         return cleaner;
@@ -501,6 +545,7 @@ public final class LogManager implements Closeable {
                 log.assignTopicId(topicId.get());
             }
             log.setFlushObserver(flushObserver);
+            log.setRollListener(this::onRoll);
             logs.put(topicPartition, log);
             LOG.info("Created log for {} in {}", topicPartition, dir);
             if (config.compact) {

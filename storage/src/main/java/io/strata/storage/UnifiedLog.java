@@ -80,6 +80,12 @@ public final class UnifiedLog implements Closeable {
     /** Told the duration in nanoseconds of each flush that fsynced something (the flush-latency metric). */
     private volatile java.util.function.LongConsumer flushObserver = NO_FLUSH_OBSERVER;
     private static final java.util.function.LongConsumer NO_FLUSH_OBSERVER = nanos -> { };
+    /**
+     * Told after each roll and when the last stable offset moves into a later segment (see
+     * {@link #maybeNotifyStableSegmentChange}), under the log's lock: it must be quick and take
+     * no lock whose holder may wait for a log's lock.
+     */
+    private volatile java.util.function.Consumer<UnifiedLog> rollListener = log -> { };
 
     private UnifiedLog(Path dir, TopicPartition topicPartition, LogConfig config, Time time, ScheduledExecutorService scheduler,
                        long producerIdExpirationMs, boolean fsyncOnAck) throws IOException {
@@ -504,6 +510,7 @@ public final class UnifiedLog implements Closeable {
                 persistSnapshotQuietly(snapshot);
                 flushQuietly(flushUpTo);
             });
+            rollListener.accept(this);
             return segment;
         }
     }
@@ -519,17 +526,34 @@ public final class UnifiedLog implements Closeable {
             }
             if (offset.messageOffset() > highWatermark.messageOffset()
                 || (offset.messageOffset() == highWatermark.messageOffset() && highWatermark.messageOffsetOnly() && !offset.messageOffsetOnly())) {
+                long stableBefore = lastStableOffset();
                 highWatermark = offset;
+                maybeNotifyStableSegmentChange(stableBefore);
                 return true;
             }
             return false;
         }
     }
 
+    /**
+     * The cleaner may take a segment only once the last stable offset has passed it. A roll
+     * normally comes after that, but not always (an append racing its predecessor's high
+     * watermark, an open transaction): when the last stable offset moves into a later segment,
+     * the roll listener is told too. Caller holds the lock.
+     */
+    private void maybeNotifyStableSegmentChange(long stableBefore) {
+        long stableAfter = lastStableOffset();
+        if (stableAfter > stableBefore && !java.util.Objects.equals(segments.floorKey(stableBefore), segments.floorKey(stableAfter))) {
+            rollListener.accept(this);
+        }
+    }
+
     public void updateHighWatermark(long offset) {
         synchronized (lock) {
             long bounded = Math.max(logStartOffset, Math.min(offset, logEnd.messageOffset()));
+            long stableBefore = lastStableOffset();
             highWatermark = bounded == logEnd.messageOffset() ? logEnd : LogOffsetMetadata.offsetOnly(bounded);
+            maybeNotifyStableSegmentChange(stableBefore);
         }
     }
 
@@ -692,6 +716,11 @@ public final class UnifiedLog implements Closeable {
         this.flushObserver = observer;
     }
 
+    /** Told after every roll and stable-offset segment change (the log manager wakes the cleaner with it: the log may now be cleanable). */
+    public void setRollListener(java.util.function.Consumer<UnifiedLog> listener) {
+        this.rollListener = listener;
+    }
+
     /** Fsyncs everything below {@code offset} and moves the recovery point there. */
     /** Test seam: runs in {@link #flush} before the fsync up to {@code target}; may block or throw to slow or fail it. */
     public interface FsyncHook {
@@ -792,10 +821,14 @@ public final class UnifiedLog implements Closeable {
                 LogSegment segment = all.get(i);
                 LogSegment next = i + 1 < all.size() ? all.get(i + 1) : null;
                 boolean belowStart = next != null && next.baseOffset() <= logStartOffset;
-                boolean expired = config.delete && config.retentionMs >= 0 && segment.size() > 0
+                // Kafka leaves out only an empty active segment. An empty older one (the cleaner leaves
+                // them when every record of a segment was superseded) is judged by its file time, as
+                // Kafka does, instead of stopping retention of everything after it.
+                boolean candidate = next != null || segment.size() > 0;
+                boolean expired = config.delete && config.retentionMs >= 0 && candidate
                     && now - segment.largestTimestamp() > config.retentionMs;
                 boolean oversized = config.delete && config.retentionBytes >= 0 && remainingBytes - segment.size() >= config.retentionBytes
-                    && segment.size() > 0;
+                    && candidate;
                 boolean belowHighWatermark = next != null ? next.baseOffset() <= highWatermark.messageOffset()
                     : logEnd.messageOffset() <= highWatermark.messageOffset();
                 if (!(belowStart || ((expired || oversized) && belowHighWatermark))) {

@@ -6,6 +6,7 @@ import io.strata.metadata.ConfigResource;
 import io.strata.metadata.ConfigValues;
 import io.strata.metadata.MetadataImage;
 import io.strata.storage.LogConfig;
+import io.strata.storage.cleaner.CleanerConfig;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -28,7 +29,8 @@ import java.util.TreeSet;
  *
  * <p>Which keys are accepted, and what a change of each does, is {@link DynamicBrokerConfigTable}:
  * every key Kafka 4.4 can change dynamically, with Kafka's update mode and Strata's status. Only
- * its {@code LIVE} keys are accepted (the log cleaner's once {@link #CLEANER_KEYS_ACCEPTED}); a
+ * its {@code LIVE} and {@code LOG_CLEANER} keys are accepted (the latter reach the cleaner through
+ * {@link #cleanerConfig} and {@code LogCleaner.reconfigure}); a
  * key Kafka keeps static is refused with Kafka's own message, and a dynamic key whose subsystem
  * Strata lacks is refused with the reason, rather than stored and silently ignored. The topic
  * defaults ({@code log.retention.ms}, {@code message.max.bytes}, ...; never the
@@ -43,16 +45,12 @@ public final class DynamicBrokerConfig {
     /** Resource name of the cluster-wide dynamic defaults. */
     public static final String CLUSTER_DEFAULT = "";
 
-    /**
-     * RECONCILE with the log cleaner work: whether the table's {@code LOG_CLEANER} keys
-     * (log.cleaner.threads, log.cleaner.backoff.ms, ...) are accepted. They take effect only
-     * through {@code LogCleaner.reconfigure(CleanerConfig)}, which the cleaner branch adds and
-     * wires (its {@code CLEANER_RECONFIGURABLE} and {@code cleanerConfig}); until both branches are
-     * merged they stay refused here, so that no change is stored without effect.
-     */
-    public static final boolean CLEANER_KEYS_ACCEPTED = false;
+    /** Kafka's LogCleaner.RECONFIGURABLE_CONFIGS but message.max.bytes (already a topic-config synonym). */
+    public static final Set<String> CLEANER_RECONFIGURABLE = Set.of(ServerConfig.LOG_CLEANER_THREADS, ServerConfig.LOG_CLEANER_BACKOFF_MS,
+        ServerConfig.LOG_CLEANER_IO_MAX_BYTES_PER_SECOND, ServerConfig.LOG_CLEANER_DEDUPE_BUFFER_SIZE, ServerConfig.LOG_CLEANER_IO_BUFFER_SIZE,
+        ServerConfig.LOG_CLEANER_IO_BUFFER_LOAD_FACTOR);
 
-    /** Broker keys that may change at runtime: the table's live keys (and the cleaner's, see above). */
+    /** Broker keys that may change at runtime: the table's live keys and the cleaner's. */
     public static final Set<String> RECONFIGURABLE = reconfigurable();
 
     private static final Map<String, String> STATIC_DEFAULTS = staticDefaults();
@@ -62,9 +60,7 @@ public final class DynamicBrokerConfig {
 
     private static Set<String> reconfigurable() {
         Set<String> keys = new TreeSet<>(DynamicBrokerConfigTable.keys(DynamicBrokerConfigTable.Status.LIVE));
-        if (CLEANER_KEYS_ACCEPTED) {
-            keys.addAll(DynamicBrokerConfigTable.keys(DynamicBrokerConfigTable.Status.LOG_CLEANER));
-        }
+        keys.addAll(CLEANER_RECONFIGURABLE);
         return Collections.unmodifiableSet(keys);
     }
 
@@ -202,6 +198,16 @@ public final class DynamicBrokerConfig {
                 validateThreadCount(threadPool, current.getInt(threadPool), next.getInt(threadPool));
             }
         }
+        LogConfig.of(LogConfig.brokerDefaults(merged), Map.of());
+        if (proposed.keySet().stream().anyMatch(CLEANER_RECONFIGURABLE::contains)) {
+            CleanerConfig current = cleanerConfig(config, image, nodeId);
+            try {
+                CleanerConfig next = ServerConfig.fromMap(merged).cleanerConfig();
+                current.validateReconfiguration(next);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(e.getMessage());
+            }
+        }
     }
 
     /** Thread-count keys that Kafka lets change by at most a factor of two at a time (its DynamicThreadPool). */
@@ -229,6 +235,16 @@ public final class DynamicBrokerConfig {
             return config;
         }
         return ServerConfig.fromMap(effectiveProperties(config, image, nodeId));
+    }
+
+    /** The log cleaner's settings as they apply now: static log.cleaner.* overlaid with the dynamic ones. */
+    public static CleanerConfig cleanerConfig(ServerConfig config, MetadataImage image, int nodeId) {
+        Map<String, String> clusterDefaults = clusterDefaults(image);
+        Map<String, String> perBroker = perBroker(image, nodeId);
+        if (clusterDefaults.isEmpty() && perBroker.isEmpty()) {
+            return config.cleanerConfig();
+        }
+        return ServerConfig.fromMap(effectiveProperties(config, image, nodeId)).cleanerConfig();
     }
 
     /** Keys whose values the broker reports as read-only in DescribeConfigs: all but the reconfigurable ones. */

@@ -34,8 +34,8 @@ import java.util.TreeSet;
  *       {@link Entry#detail} says how. Deleting the override reverts to the cluster default,
  *       then the static value, then the built-in default.</li>
  *   <li>{@link Status#LOG_CLEANER}: the log cleaner's own settings, applied by
- *       {@code LogCleaner.reconfigure(CleanerConfig)}, which the cleaner work wires
- *       ({@link DynamicBrokerConfig#CLEANER_KEYS_ACCEPTED} is the one switch).</li>
+ *       {@code LogCleaner.reconfigure(CleanerConfig)} (threads resized, backoff and I/O throttle
+ *       changed on the running cleaner; see {@link DynamicBrokerConfig#CLEANER_RECONFIGURABLE}).</li>
  *   <li>{@link Status#REFUSED}: refused with INVALID_REQUEST until the subsystem it tunes exists
  *       in Strata; {@link Entry#detail} names it. Storing such a change would be worse than
  *       refusing it: the operator would believe it took effect.</li>

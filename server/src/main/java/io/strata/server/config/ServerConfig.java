@@ -5,6 +5,7 @@ import io.strata.common.config.ConfigDef.Type;
 import io.strata.common.config.ConfigException;
 import io.strata.coordinator.group.consumer.ConsumerGroupSettings;
 import io.strata.storage.LogConfig;
+import io.strata.storage.cleaner.CleanerConfig;
 
 import java.io.IOException;
 import java.io.Reader;
@@ -66,6 +67,7 @@ public final class ServerConfig {
     public static final String LOG_CLEANER_IO_BUFFER_SIZE = "log.cleaner.io.buffer.size";
     public static final String LOG_CLEANER_IO_BUFFER_LOAD_FACTOR = "log.cleaner.io.buffer.load.factor";
     public static final String LOG_CLEANER_BACKOFF_MS = "log.cleaner.backoff.ms";
+    public static final String LOG_CLEANER_IO_MAX_BYTES_PER_SECOND = "log.cleaner.io.max.bytes.per.second";
     public static final String FETCH_MAX_BYTES = "fetch.max.bytes";
     public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
     public static final String FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS = "fetch.purgatory.purge.interval.requests";
@@ -152,7 +154,10 @@ public final class ServerConfig {
                 "heap for the cleaners' key maps, all threads together (capped at an eighth of the heap)")
             .define(LOG_CLEANER_IO_BUFFER_SIZE, Type.INT, 524_288, ConfigDef.atLeast(0), "cleaner write buffering, all threads together")
             .define(LOG_CLEANER_IO_BUFFER_LOAD_FACTOR, Type.DOUBLE, 0.9, ConfigDef.between(0.01, 1), "how full a cleaner's key map may get")
-            .define(LOG_CLEANER_BACKOFF_MS, Type.LONG, 15_000L, ConfigDef.atLeast(0), "pause of an idle cleaner thread")
+            .define(LOG_CLEANER_BACKOFF_MS, Type.LONG, 15_000L, ConfigDef.atLeast(0),
+                "longest pause of an idle cleaner thread (a compacted log that rolls a segment wakes it)")
+            .define(LOG_CLEANER_IO_MAX_BYTES_PER_SECOND, Type.DOUBLE, Double.MAX_VALUE, ConfigDef.between(Double.MIN_VALUE, Double.MAX_VALUE),
+                "read plus written bytes per second of all cleaner threads together")
             .define(FETCH_MAX_BYTES, Type.INT, 57_671_680, ConfigDef.atLeast(1024), "largest fetch response")
             .define(REPLICA_LAG_TIME_MAX_MS, Type.LONG, 30_000L, "ISR lag bound")
             .define(FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS, Type.INT, 1000, "fetch purgatory purge interval")
@@ -428,6 +433,13 @@ public final class ServerConfig {
      */
     public static long defaultQueuedMaxRequestBytes(int maxRequestBytes, long maxDirectMemoryBytes) {
         return Math.max(maxRequestBytes, maxDirectMemoryBytes / 4);
+    }
+
+    /** The log cleaner's settings (log.cleaner.*). */
+    public CleanerConfig cleanerConfig() {
+        return new CleanerConfig(getBoolean(LOG_CLEANER_ENABLE), getInt(LOG_CLEANER_THREADS), getLong(LOG_CLEANER_DEDUPE_BUFFER_SIZE),
+            ((Number) value(LOG_CLEANER_IO_BUFFER_LOAD_FACTOR)).doubleValue(), getInt(LOG_CLEANER_IO_BUFFER_SIZE), getLong(LOG_CLEANER_BACKOFF_MS),
+            ((Number) value(LOG_CLEANER_IO_MAX_BYTES_PER_SECOND)).doubleValue());
     }
 
     public boolean fsyncOnAck() {

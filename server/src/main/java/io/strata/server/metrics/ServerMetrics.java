@@ -377,7 +377,27 @@ public final class ServerMetrics implements MetricsCollector {
                 maxDirtyPercent = Math.max(maxDirtyPercent, 100.0 * cleanableBytes / (cleanBytes + cleanableBytes));
             }
         }
-        out.add(MetricFamily.gauge("kafka_log_logcleaner_cleanerrunning", "1 while the log cleaner threads run.").add(cleaner.isRunning() ? 1 : 0));
+        boolean allAlive = cleaner.isRunning() && cleaner.aliveThreadCount() == cleaner.config().numThreads();
+        out.add(MetricFamily.gauge("kafka_log_logcleaner_cleanerrunning", "1 while every configured log cleaner thread runs.")
+            .add(allAlive ? 1 : 0));
+        out.add(MetricFamily.gauge("kafka_log_logcleaner_deadthreadcount", "Log cleaner threads that ended by a failure (Kafka's DeadThreadCount).")
+            .add(cleaner.deadThreadCount()));
+        out.add(MetricFamily.gauge("strata_log_cleaner_threads", "Log cleaner threads alive (log.cleaner.threads once started).")
+            .add(cleaner.aliveThreadCount()));
+        out.add(MetricFamily.counter("strata_log_cleaner_failures_total",
+            "Failures of a cleaning pass, of retention of a compacted log, or of a cleaner thread's loop (each logged; the thread goes on).")
+            .add(cleaner.failureCount()));
+        MetricFamily uncleanableCount = MetricFamily.gauge("kafka_log_logcleanermanager_uncleanablepartitionscount",
+            "Partitions of a data directory the cleaner gave up on (Kafka's uncleanable-partitions-count).", "logDirectory");
+        MetricFamily uncleanableBytes = MetricFamily.gauge("kafka_log_logcleanermanager_uncleanablebytes",
+            "Cleanable bytes of the uncleanable partitions of a data directory (Kafka's uncleanable-bytes).", "logDirectory");
+        long nowMs = System.currentTimeMillis();
+        for (Path dir : cleaner.manager().logDirs()) {
+            uncleanableCount.add(cleaner.manager().uncleanablePartitions(dir).size(), dir.toString());
+            uncleanableBytes.add(cleaner.manager().uncleanableBytes(dir, nowMs), dir.toString());
+        }
+        out.add(uncleanableCount);
+        out.add(uncleanableBytes);
         out.add(MetricFamily.gauge("kafka_log_logcleanermanager_uncleanablepartitions", "Compacted partitions the cleaner gave up on.")
             .add(uncleanable));
         out.add(MetricFamily.gauge("kafka_log_logcleanermanager_maxdirtypercent",

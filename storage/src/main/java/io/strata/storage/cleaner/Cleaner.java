@@ -75,6 +75,7 @@ public final class Cleaner {
     private final Time time;
     private final AbortCheck abortCheck;
     private final UnifiedLog.SwapObserver swapObserver;
+    private final Throttler throttler;
     private int batchesSinceAbortCheck;
 
     /**
@@ -84,6 +85,16 @@ public final class Cleaner {
      */
     public Cleaner(OffsetMap offsetMap, double loadFactor, int ioBufferBytes, Time time, AbortCheck abortCheck,
                    UnifiedLog.SwapObserver swapObserver) {
+        this(offsetMap, loadFactor, ioBufferBytes, time, abortCheck, swapObserver, Throttler.unlimited(time));
+    }
+
+    /**
+     * @param throttler shared by all cleaner threads: told every byte read and written
+     *                  (log.cleaner.io.max.bytes.per.second)
+     */
+    public Cleaner(OffsetMap offsetMap, double loadFactor, int ioBufferBytes, Time time, AbortCheck abortCheck,
+                   UnifiedLog.SwapObserver swapObserver, Throttler throttler) {
+        this.throttler = throttler;
         this.offsetMap = offsetMap;
         this.maxDesiredMapSize = (int) (offsetMap.slots() * loadFactor);
         if (maxDesiredMapSize < 1) {
@@ -160,6 +171,7 @@ public final class Cleaner {
             maybeCheckAbort(topicPartition);
             DefaultRecordBatch batch = header.load();
             stats.mapBatchRead(batch.sizeInBytes(), batch.recordCount());
+            throttle(topicPartition, batch.sizeInBytes());
             if (batch.isControlBatch()) {
                 transactions.onControlBatchRead(batch);
             } else if (!transactions.onBatchRead(batch)) {
@@ -275,6 +287,8 @@ public final class Cleaner {
             DefaultRecordBatch batch = header.load();
             stats.batchRead(batch.sizeInBytes(), batch.recordCount());
             MemoryRecords kept = filterBatch(batch, nowMs, log.config().deleteRetentionMs, transactions, lastRecords, upperBound, stats);
+            // Kafka's throttler counts the bytes read and the bytes written of the copy.
+            throttle(log.topicPartition(), batch.sizeInBytes() + (kept == null ? 0 : kept.sizeInBytes()));
             if (kept == null) {
                 continue;
             }
@@ -375,6 +389,16 @@ public final class Cleaner {
     }
 
     // ---------------------------------------------------------------- helpers
+
+    /** Reports I/O to the shared throttler, which may sleep (checking for an abort meanwhile). */
+    private void throttle(TopicPartition topicPartition, int bytes) {
+        try {
+            throttler.maybeThrottle(bytes, abortCheck, topicPartition);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LogCleaningAbortedException("interrupted while throttled");
+        }
+    }
 
     private void maybeCheckAbort(TopicPartition topicPartition) {
         if (++batchesSinceAbortCheck >= BATCHES_PER_ABORT_CHECK) {

@@ -10,18 +10,23 @@ package io.strata.storage.cleaner;
  * @param dedupeBufferBytes      {@code log.cleaner.dedupe.buffer.size}: heap for the key → offset maps of all threads together
  * @param dedupeBufferLoadFactor {@code log.cleaner.io.buffer.load.factor}: how full a map may get before a clean stops mapping
  * @param ioBufferBytes          {@code log.cleaner.io.buffer.size}: write buffering of all threads together
- * @param backoffMs              {@code log.cleaner.backoff.ms}: the pause of an idle cleaner thread
+ * @param backoffMs              {@code log.cleaner.backoff.ms}: the longest pause of an idle cleaner thread (a compacted log
+ *                               that rolls a segment wakes it at once)
+ * @param maxIoBytesPerSecond    {@code log.cleaner.io.max.bytes.per.second}: read plus written bytes per second of all threads
+ *                               together ({@link Throttler})
  *
  * <p>Immutable.
  */
 public record CleanerConfig(boolean enabled, int numThreads, long dedupeBufferBytes, double dedupeBufferLoadFactor, int ioBufferBytes,
-                            long backoffMs) {
+                            long backoffMs, double maxIoBytesPerSecond) {
     public static final boolean DEFAULT_ENABLED = true;
     public static final int DEFAULT_THREADS = 1;
     public static final long DEFAULT_DEDUPE_BUFFER_BYTES = 128L * 1024 * 1024;
     public static final double DEFAULT_LOAD_FACTOR = 0.9;
     public static final int DEFAULT_IO_BUFFER_BYTES = 512 * 1024;
     public static final long DEFAULT_BACKOFF_MS = 15_000L;
+    /** Kafka's default: no throttling. */
+    public static final double DEFAULT_MAX_IO_BYTES_PER_SECOND = Double.MAX_VALUE;
     /**
      * The dedupe maps are heap buffers (as in Kafka) allocated when a thread first cleans. All of
      * them together take at most this fraction of the heap, so that Kafka's 128 MiB default cannot
@@ -47,6 +52,36 @@ public record CleanerConfig(boolean enabled, int numThreads, long dedupeBufferBy
         }
         if (backoffMs < 0) {
             throw new IllegalArgumentException("log.cleaner.backoff.ms must not be negative: backoffMs=" + backoffMs);
+        }
+        if (!(maxIoBytesPerSecond > 0)) {
+            throw new IllegalArgumentException("log.cleaner.io.max.bytes.per.second must be positive: maxIoBytesPerSecond="
+                + maxIoBytesPerSecond);
+        }
+    }
+
+    /** Without throttling (Kafka's default log.cleaner.io.max.bytes.per.second). */
+    public CleanerConfig(boolean enabled, int numThreads, long dedupeBufferBytes, double dedupeBufferLoadFactor, int ioBufferBytes,
+                         long backoffMs) {
+        this(enabled, numThreads, dedupeBufferBytes, dedupeBufferLoadFactor, ioBufferBytes, backoffMs, DEFAULT_MAX_IO_BYTES_PER_SECOND);
+    }
+
+    /**
+     * Kafka's check of a dynamic change (LogCleaner.validateReconfiguration): the thread count
+     * may at most double or halve in one step, and log.cleaner.enable cannot change at runtime.
+     *
+     * @throws IllegalArgumentException naming both values
+     */
+    public void validateReconfiguration(CleanerConfig newConfig) {
+        if (newConfig.numThreads < numThreads / 2) {
+            throw new IllegalArgumentException("Log cleaner threads cannot be reduced to less than half the current value " + numThreads
+                + ": log.cleaner.threads=" + newConfig.numThreads);
+        }
+        if (newConfig.numThreads > numThreads * 2) {
+            throw new IllegalArgumentException("Log cleaner threads cannot be increased to more than double the current value " + numThreads
+                + ": log.cleaner.threads=" + newConfig.numThreads);
+        }
+        if (newConfig.enabled != enabled) {
+            throw new IllegalArgumentException("log.cleaner.enable cannot change at runtime: " + enabled + " -> " + newConfig.enabled);
         }
     }
 

@@ -13,34 +13,84 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 /**
  * The log cleaner: {@code log.cleaner.threads} background threads that compact the logs of
  * topics with cleanup.policy=compact, one log at a time each. A unit of work
- * ({@link #doWork()}) cleans the filthiest log, if any is due (see {@link LogCleanerManager}),
- * and then runs retention for every compacted log, which the log manager leaves to the cleaner
- * so that the two never race. An idle thread waits {@code log.cleaner.backoff.ms}.
+ * ({@link #doWork()}) cleans the filthiest log, if any is due (Kafka's choice, see
+ * {@link LogCleanerManager#grabFilthiestCompactedLog}), and then runs retention for every
+ * compacted log, which the log manager otherwise leaves alone so that the two never race.
+ *
+ * <h2>Scheduling</h2>
+ * A thread that cleaned something looks again at once. An idle thread waits up to
+ * {@code log.cleaner.backoff.ms} (Kafka: 15 s), but {@link #wakeUp()} ends the wait: the log
+ * manager calls it whenever a compacted log rolls a segment, the moment its dirty section can
+ * grow, so a log that becomes cleanable is cleaned within one pass instead of at the next
+ * poll (Kafka polls only, so it takes up to the whole backoff). A wake-up that arrives while
+ * the threads are busy is not lost: the next wait returns at once.
+ *
+ * <h2>Failures</h2>
+ * Nothing a pass throws ends a thread. An abort ({@link LogCleaningAbortedException}) is
+ * expected; any other failure of a partition's cleaning marks that partition uncleanable with
+ * the reason in the log ({@link LogCleanerManager#markUncleanable}) and the thread goes on with
+ * the others; a failure of retention is logged per log and retried at the next pass; a failure
+ * outside any partition is logged and the thread backs off. Each is counted
+ * ({@link #failureCount()}). {@link #deadThreadCount()} (Kafka's DeadThreadCount) counts threads
+ * that ended other than by a stop, which should never happen.
+ *
+ * <h2>Reconfiguration</h2>
+ * {@link #reconfigure} replaces the threads, as Kafka does: every current thread is asked to stop
+ * (a running pass aborts at its next check, its files removed and its partition left cleanable)
+ * and joined before the new threads start, so a partition is never cleaned by two threads (the
+ * manager's IN_PROGRESS state excludes that within one generation, the join across two).
  *
  * <p>Threads are never interrupted: an interrupt closes any {@link java.nio.channels.FileChannel}
- * the thread is using, and those belong to shared segments. Shutdown instead sets a flag that
+ * the thread is using, and those belong to shared segments. Stopping instead sets a flag that
  * the cleaning pass checks every few batches.
  *
  * <p>Thread-safe. Tests may call {@link #doWork()} directly instead of starting the threads.
  */
 public final class LogCleaner implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(LogCleaner.class);
+    public static final String THREAD_NAME_PREFIX = "strata-log-cleaner-";
 
-    private final CleanerConfig config;
+    /**
+     * Test seam: told before each cleaning pass; what it throws is a failure of that partition's
+     * cleaning (as an I/O error or a bug in the pass would be).
+     */
+    interface CleaningHook {
+        CleaningHook NONE = new CleaningHook() { };
+
+        default void beforeCleaning(TopicPartition topicPartition) throws IOException {
+        }
+
+        default void afterCleaning(TopicPartition topicPartition) {
+        }
+    }
+
     private final LogCleanerManager manager;
     private final Time time;
-    private final List<Worker> workers = new ArrayList<>();
-    private final List<Thread> threads = new ArrayList<>();
-    private final CountDownLatch shutdownSignal = new CountDownLatch(1);
-    private volatile boolean shuttingDown;
+    private final Throttler throttler;
+    /** Serialises start, reconfigure and close, which replace {@link #workers} and set {@link #started} and {@link #closed}. */
+    private final Object lifecycle = new Object();
+    private volatile CleanerConfig config;
+    private volatile List<Worker> workers;
     private volatile boolean started;
+    private volatile boolean closed;
+
+    private final ReentrantLock wakeLock = new ReentrantLock();
+    private final Condition workAvailable = wakeLock.newCondition();
+    /** Bumped by every {@link #wakeUp()}; guarded by {@link #wakeLock}. */
+    private long wakeUps;
+
+    private final AtomicLong failures = new AtomicLong();
+    private final AtomicLong deadThreads = new AtomicLong();
+    private volatile CleaningHook cleaningHook = CleaningHook.NONE;
 
     /**
      * @param logDirs the data directories (each holds a {@code cleaner-offset-checkpoint})
@@ -50,9 +100,16 @@ public final class LogCleaner implements Closeable {
         this.config = config;
         this.manager = new LogCleanerManager(logDirs, logs);
         this.time = time;
-        for (int i = 0; i < config.numThreads(); i++) {
-            workers.add(new Worker(i));
+        this.throttler = new Throttler(config.maxIoBytesPerSecond(), time);
+        this.workers = newWorkers(config.numThreads());
+    }
+
+    private List<Worker> newWorkers(int count) {
+        List<Worker> created = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            created.add(new Worker(i));
         }
+        return List.copyOf(created);
     }
 
     public CleanerConfig config() {
@@ -63,24 +120,133 @@ public final class LogCleaner implements Closeable {
         return manager;
     }
 
-    /** Starts the cleaner threads (once). */
-    public synchronized void startup() {
-        if (started || shuttingDown) {
-            return;
-        }
-        for (Worker worker : workers) {
-            Thread thread = new Thread(worker, "strata-log-cleaner-" + worker.id);
-            thread.setDaemon(true);
-            threads.add(thread);
-            thread.start();
-        }
-        started = true;
-        LOG.info("Started {} log cleaner thread(s)", workers.size());
+    public Throttler throttler() {
+        return throttler;
     }
 
-    /** Whether the threads run (and so own the retention of compacted logs). */
+    /** Starts the cleaner threads (once). */
+    public void startup() {
+        synchronized (lifecycle) {
+            if (started || closed) {
+                return;
+            }
+            workers.forEach(Worker::start);
+            started = true;
+            LOG.info("Started {} log cleaner thread(s)", workers.size());
+        }
+    }
+
+    /**
+     * Applies a new configuration (a dynamic change of log.cleaner.*): the throttler's rate at
+     * once; everything else by replacing the threads. Blocks until the old threads have stopped
+     * (a running pass stops at its next abort check, within a few batches). log.cleaner.enable
+     * is not dynamic and must not change.
+     *
+     * @throws IllegalArgumentException if {@code newConfig} changes log.cleaner.enable
+     */
+    public void reconfigure(CleanerConfig newConfig) {
+        if (newConfig.enabled() != config.enabled()) {
+            throw new IllegalArgumentException("log.cleaner.enable cannot change at runtime: " + config.enabled() + " -> " + newConfig.enabled());
+        }
+        synchronized (lifecycle) {
+            if (closed) {
+                return;
+            }
+            CleanerConfig oldConfig = config;
+            throttler.updateDesiredRatePerSec(newConfig.maxIoBytesPerSecond());
+            List<Worker> old = workers;
+            if (started) {
+                stopAndJoin(old);
+            }
+            config = newConfig;
+            workers = newWorkers(newConfig.numThreads());
+            if (started) {
+                workers.forEach(Worker::start);
+            }
+            LOG.info("Reconfigured the log cleaner from {} to {}: {} thread(s) replaced by {}", oldConfig, newConfig, old.size(), workers.size());
+        }
+    }
+
+    private void stopAndJoin(List<Worker> stopping) {
+        stopping.forEach(Worker::requestStop);
+        wakeUp();
+        for (Worker worker : stopping) {
+            worker.join();
+        }
+    }
+
+    /** Whether the threads were started and not closed (they then own the retention of compacted logs). */
     public boolean isRunning() {
-        return started && !shuttingDown;
+        return started && !closed;
+    }
+
+    /** Threads of the current configuration that are alive. */
+    public int aliveThreadCount() {
+        int alive = 0;
+        for (Worker worker : workers) {
+            if (worker.isAlive()) {
+                alive++;
+            }
+        }
+        return alive;
+    }
+
+    /** Names of the current threads that are alive (log.cleaner.threads of them once started). */
+    public List<String> aliveThreadNames() {
+        List<String> names = new ArrayList<>();
+        for (Worker worker : workers) {
+            if (worker.isAlive()) {
+                names.add(worker.name());
+            }
+        }
+        return names;
+    }
+
+    /** Kafka's DeadThreadCount: cleaner threads that ended by a failure rather than a stop. */
+    public long deadThreadCount() {
+        return deadThreads.get();
+    }
+
+    /** Failures of cleaning, retention or a thread's loop so far (each logged with its context). */
+    public long failureCount() {
+        return failures.get();
+    }
+
+    /**
+     * Ends the idle wait of the cleaner threads, because a compacted log may have become
+     * cleanable (it rolled a segment). Cheap; safe from any thread, including one holding a log's
+     * lock (the cleaner never takes this lock while holding a log's).
+     */
+    public void wakeUp() {
+        wakeLock.lock();
+        try {
+            wakeUps++;
+            workAvailable.signalAll();
+        } finally {
+            wakeLock.unlock();
+        }
+    }
+
+    private long wakeUpCount() {
+        wakeLock.lock();
+        try {
+            return wakeUps;
+        } finally {
+            wakeLock.unlock();
+        }
+    }
+
+    /** Waits until a wake-up after {@code seenWakeUps}, the worker's stop, or {@code backoffMs} (whichever is first). */
+    private void awaitWork(Worker worker, long seenWakeUps, long backoffMs) throws InterruptedException {
+        long remainingNs = TimeUnit.MILLISECONDS.toNanos(backoffMs);
+        wakeLock.lock();
+        try {
+            while (wakeUps == seenWakeUps && !worker.stopRequested && remainingNs > 0) {
+                remainingNs = workAvailable.awaitNanos(remainingNs);
+            }
+        } finally {
+            wakeLock.unlock();
+        }
     }
 
     /** Stops any pass over the partition and keeps the cleaner off it until {@link #resumeCleaning}; blocks until stopped. */
@@ -102,44 +268,117 @@ public final class LogCleaner implements Closeable {
         return workers.get(0).doWork();
     }
 
+    /**
+     * Runs retention for every compacted log that no pass is cleaning (uncleanable ones too);
+     * returns the segments deleted. The cleaner threads do this after each pass; the log
+     * manager's retention task calls it as well, so compacted logs keep their retention even if
+     * every cleaner thread were stuck.
+     */
+    public int runRetentionOfCompactedLogs() {
+        List<UnifiedLog> deletable = manager.deletableLogs();
+        int deleted = 0;
+        try {
+            for (UnifiedLog log : deletable) {
+                try {
+                    deleted += log.deleteOldSegments();
+                } catch (IOException | RuntimeException e) {
+                    failures.incrementAndGet();
+                    LOG.warn("Retention failed for {}; retrying at the next pass", log.topicPartition(), e);
+                }
+            }
+        } finally {
+            manager.doneDeleting(deletable.stream().map(UnifiedLog::topicPartition).toList());
+        }
+        return deleted;
+    }
+
+    /** Test seam: see {@link CleaningHook}. */
+    void setCleaningHookForTesting(CleaningHook hook) {
+        this.cleaningHook = hook;
+    }
+
     /** Stops the threads: a running pass is aborted at its next check and its files removed. */
     @Override
     public void close() {
-        synchronized (this) {
-            shuttingDown = true;
+        List<Worker> stopping;
+        synchronized (lifecycle) {
+            closed = true;
+            stopping = workers;
         }
-        shutdownSignal.countDown();
-        for (Thread thread : threads) {
-            try {
-                thread.join();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                LOG.warn("Interrupted while waiting for {} to stop", thread.getName());
-                return;
-            }
-        }
+        stopAndJoin(stopping);
     }
 
-    /** One cleaner thread's state: its cleaner (offset map and buffers, allocated on first use). */
+    /** One cleaner thread: its cleaner (offset map and buffers, allocated on first use) and its stop flag. */
     private final class Worker implements Runnable {
         private final int id;
+        private final Thread thread;
+        private volatile boolean stopRequested;
         private Cleaner cleaner;
 
         Worker(int id) {
             this.id = id;
+            this.thread = new Thread(this, THREAD_NAME_PREFIX + id);
+            this.thread.setDaemon(true);
+        }
+
+        String name() {
+            return thread.getName();
+        }
+
+        void start() {
+            thread.start();
+        }
+
+        boolean isAlive() {
+            return thread.isAlive();
+        }
+
+        void requestStop() {
+            stopRequested = true;
+        }
+
+        void join() {
+            if (thread.getState() == Thread.State.NEW) {
+                return;
+            }
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    thread.join();
+                    break;
+                } catch (InterruptedException e) {
+                    // Keep waiting: starting new threads while this one may still clean would let two clean one log.
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
 
         @Override
         public void run() {
             try {
-                while (!shuttingDown) {
-                    if (!doWork() && shutdownSignal.await(config.backoffMs(), TimeUnit.MILLISECONDS)) {
-                        return;
+                while (!stopRequested) {
+                    long seenWakeUps = wakeUpCount();
+                    boolean cleaned = false;
+                    try {
+                        cleaned = doWork();
+                    } catch (RuntimeException | Error e) {
+                        // Outside any one partition (choosing a log, the checkpoint bookkeeping): back off and go on.
+                        failures.incrementAndGet();
+                        LOG.error("Log cleaner thread {} failed outside a partition's cleaning; backing off and going on", id, e);
+                    }
+                    if (!cleaned) {
+                        awaitWork(this, seenWakeUps, config.backoffMs());
                     }
                 }
             } catch (InterruptedException e) {
+                deadThreads.incrementAndGet();
+                LOG.error("Log cleaner thread {} was interrupted and stopped", id);
                 Thread.currentThread().interrupt();
-            } catch (RuntimeException | Error e) {
+            } catch (Throwable e) {
+                deadThreads.incrementAndGet();
                 LOG.error("Log cleaner thread {} stopped", id, e);
             }
         }
@@ -147,22 +386,24 @@ public final class LogCleaner implements Closeable {
         synchronized boolean doWork() {
             boolean cleaned = cleanFilthiestLog();
             runRetentionOfCompactedLogs();
+            manager.maintainUncleanablePartitions();
             return cleaned;
         }
 
         private Cleaner cleaner() {
             if (cleaner == null) {
-                OffsetMap map = new OffsetMap(config.dedupeBufferBytesPerThread(Runtime.getRuntime().maxMemory()));
-                cleaner = new Cleaner(map, config.dedupeBufferLoadFactor(), config.ioBufferBytesPerThread(), time, this::checkDone,
-                    UnifiedLog.SwapObserver.NONE);
+                CleanerConfig current = config;
+                OffsetMap map = new OffsetMap(current.dedupeBufferBytesPerThread(Runtime.getRuntime().maxMemory()));
+                cleaner = new Cleaner(map, current.dedupeBufferLoadFactor(), current.ioBufferBytesPerThread(), time, this::checkDone,
+                    UnifiedLog.SwapObserver.NONE, throttler);
                 LOG.info("Log cleaner {} allocated an offset map of {} slots", id, map.slots());
             }
             return cleaner;
         }
 
         private void checkDone(TopicPartition topicPartition) {
-            if (shuttingDown) {
-                throw new LogCleaningAbortedException("the log cleaner is shutting down");
+            if (stopRequested) {
+                throw new LogCleaningAbortedException("the log cleaner thread is stopping");
             }
             manager.checkCleaningAborted(topicPartition);
         }
@@ -174,33 +415,21 @@ public final class LogCleaner implements Closeable {
             }
             LogToClean cleanable = chosen.get();
             long endOffset = cleanable.firstDirtyOffset();
+            CleaningHook hook = cleaningHook;
             try {
+                hook.beforeCleaning(cleanable.topicPartition());
                 endOffset = cleaner().clean(cleanable).nextDirtyOffset();
             } catch (LogCleaningAbortedException e) {
                 LOG.info("Cleaning of {} stopped: {}", cleanable.topicPartition(), e.getMessage());
-            } catch (IOException | RuntimeException e) {
-                // Kafka would take the directory offline on an I/O error; here the partition is left alone until restart.
-                LOG.error("Cleaning of {} failed; it is not cleaned again until restart", cleanable.topicPartition(), e);
-                manager.markUncleanable(cleanable.topicPartition());
+            } catch (IOException | RuntimeException | Error e) {
+                // Kafka takes the directory offline on an I/O error; here only the partition is given up on.
+                failures.incrementAndGet();
+                manager.markUncleanable(cleanable.log(), "its cleaning by thread " + id + " failed: " + e, e);
             } finally {
+                hook.afterCleaning(cleanable.topicPartition());
                 manager.doneCleaning(cleanable.log(), endOffset);
             }
             return true;
-        }
-
-        private void runRetentionOfCompactedLogs() {
-            List<UnifiedLog> deletable = manager.deletableLogs();
-            try {
-                for (UnifiedLog log : deletable) {
-                    try {
-                        log.deleteOldSegments();
-                    } catch (IOException | RuntimeException e) {
-                        LOG.warn("Retention failed for {}", log.topicPartition(), e);
-                    }
-                }
-            } finally {
-                manager.doneDeleting(deletable.stream().map(UnifiedLog::topicPartition).toList());
-            }
         }
     }
 }

@@ -43,8 +43,11 @@ import java.util.function.Supplier;
  *   PAUSED(n)     --resumeCleaning-->                             PAUSED(n - 1), (none) after PAUSED(1)
  * </pre>
  * Any other transition is a bug and throws {@link IllegalStateException}. A partition whose
- * cleaning failed for a reason other than an abort is marked uncleanable and skipped until the
- * broker restarts, as in Kafka.
+ * cleaning failed for a reason other than an abort is marked uncleanable (per data directory,
+ * with the reason) and no longer chosen for cleaning until the broker restarts or the log is
+ * deleted, as in Kafka. Unlike Kafka, its retention still runs ({@link #deletableLogs}): a
+ * compacted log the cleaner gave up on must not also stop honouring retention.ms/bytes and the
+ * log start offset, or it grows without bound.
  *
  * <p>Thread-safe.
  */
@@ -73,7 +76,9 @@ public final class LogCleanerManager {
     /** Data directory → partition → clean offset, as last written; guarded by {@link #lock}. */
     private final Map<Path, Map<TopicPartition, Long>> checkpoints = new HashMap<>();
     private final Map<TopicPartition, State> states = new HashMap<>();
-    private final Set<TopicPartition> uncleanable = new HashSet<>();
+    /** Data directory → uncleanable partition → why; guarded by {@link #lock}. */
+    private final Map<Path, Map<TopicPartition, String>> uncleanable = new HashMap<>();
+    private final List<Path> logDirs;
 
     /**
      * @param logDirs the data directories, whose checkpoints are read now
@@ -81,6 +86,7 @@ public final class LogCleanerManager {
      */
     public LogCleanerManager(List<Path> logDirs, Supplier<Collection<UnifiedLog>> logs) {
         this.logs = logs;
+        this.logDirs = logDirs.stream().map(dir -> dir.toAbsolutePath().normalize()).toList();
         for (Path dir : logDirs) {
             Path key = dir.toAbsolutePath().normalize();
             OffsetCheckpointFile file = new OffsetCheckpointFile(key.resolve(CLEANER_CHECKPOINT_FILE));
@@ -111,15 +117,14 @@ public final class LogCleanerManager {
             LogToClean filthiest = null;
             for (UnifiedLog log : logs.get()) {
                 TopicPartition topicPartition = log.topicPartition();
-                if (!log.config().compact || log.isClosed() || states.containsKey(topicPartition) || uncleanable.contains(topicPartition)) {
+                if (!log.config().compact || log.isClosed() || states.containsKey(topicPartition) || isUncleanableLocked(topicPartition)) {
                     continue;
                 }
                 LogToClean candidate;
                 try {
                     candidate = toClean(log, nowMs);
                 } catch (RuntimeException e) {
-                    LOG.error("Cannot size up {} for cleaning; it is not cleaned again until restart", topicPartition, e);
-                    uncleanable.add(topicPartition);
+                    markUncleanable(log, "cannot size it up for cleaning: " + e, e);
                     continue;
                 }
                 boolean cleanable = candidate.totalBytes() > 0 && ((candidate.needCompactionNow() && candidate.cleanableBytes() > 0)
@@ -226,7 +231,8 @@ public final class LogCleanerManager {
     /**
      * Marks every compacted log that is not being cleaned IN_PROGRESS and returns them, so that
      * their retention (log start offset, and time and size with cleanup.policy=compact,delete)
-     * runs on the cleaner thread instead of racing it. Each must be handed back with
+     * runs without racing a cleaning pass. Uncleanable partitions are included: giving up on
+     * compacting a log never stops its retention. Each must be handed back with
      * {@link #doneDeleting}.
      */
     public List<UnifiedLog> deletableLogs() {
@@ -235,7 +241,7 @@ public final class LogCleanerManager {
             List<UnifiedLog> deletable = new ArrayList<>();
             for (UnifiedLog log : logs.get()) {
                 TopicPartition topicPartition = log.topicPartition();
-                if (log.config().compact && !log.isClosed() && !states.containsKey(topicPartition) && !uncleanable.contains(topicPartition)) {
+                if (log.config().compact && !log.isClosed() && !states.containsKey(topicPartition)) {
                     states.put(topicPartition, State.IN_PROGRESS);
                     deletable.add(log);
                 }
@@ -347,7 +353,7 @@ public final class LogCleanerManager {
         try {
             abortAndPauseCleaning(topicPartition);
             resumeCleaning(topicPartition);
-            uncleanable.remove(topicPartition);
+            uncleanable.values().forEach(partitions -> partitions.remove(topicPartition));
             removeCheckpoint(dataDir.toAbsolutePath().normalize(), topicPartition);
         } finally {
             lock.unlock();
@@ -366,10 +372,17 @@ public final class LogCleanerManager {
         }
     }
 
-    public void markUncleanable(TopicPartition topicPartition) {
+    /**
+     * Stops choosing {@code log} for cleaning (until restart or deletion) and logs why, with the
+     * topic-partition and data directory; its retention goes on.
+     */
+    public void markUncleanable(UnifiedLog log, String reason, Throwable cause) {
         lock.lock();
         try {
-            uncleanable.add(topicPartition);
+            Path dataDir = dataDirOf(log);
+            uncleanable.computeIfAbsent(dataDir, dir -> new HashMap<>()).put(log.topicPartition(), reason);
+            LOG.error("Marking {} in {} uncleanable: {}. It is not compacted again until the broker restarts; its retention goes on",
+                log.topicPartition(), dataDir, reason, cause);
         } finally {
             lock.unlock();
         }
@@ -378,7 +391,80 @@ public final class LogCleanerManager {
     public boolean isUncleanable(TopicPartition topicPartition) {
         lock.lock();
         try {
-            return uncleanable.contains(topicPartition);
+            return isUncleanableLocked(topicPartition);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private boolean isUncleanableLocked(TopicPartition topicPartition) {
+        for (Map<TopicPartition, String> partitions : uncleanable.values()) {
+            if (partitions.containsKey(topicPartition)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The uncleanable partitions of one data directory and why each is (a copy). */
+    public Map<TopicPartition, String> uncleanablePartitions(Path dataDir) {
+        lock.lock();
+        try {
+            return Map.copyOf(uncleanable.getOrDefault(dataDir.toAbsolutePath().normalize(), Map.of()));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The data directories, as the per-directory metrics name them. */
+    public List<Path> logDirs() {
+        return logDirs;
+    }
+
+    /**
+     * Kafka's uncleanable-bytes of one data directory: the cleanable bytes (first dirty offset to
+     * first uncleanable offset) of its uncleanable partitions that still have a log.
+     */
+    public long uncleanableBytes(Path dataDir, long nowMs) {
+        lock.lock();
+        try {
+            Map<TopicPartition, String> partitions = uncleanable.get(dataDir.toAbsolutePath().normalize());
+            if (partitions == null || partitions.isEmpty()) {
+                return 0L;
+            }
+            long bytes = 0;
+            for (UnifiedLog log : logs.get()) {
+                if (!partitions.containsKey(log.topicPartition()) || log.isClosed()) {
+                    continue;
+                }
+                try {
+                    Long checkpointed = checkpoints.getOrDefault(dataDir.toAbsolutePath().normalize(), Map.of()).get(log.topicPartition());
+                    OffsetsToClean offsets = cleanableOffsets(log, checkpointed, nowMs);
+                    bytes += LogToClean.of(log, offsets.firstDirtyOffset(), offsets.firstUncleanableDirtyOffset(), false).cleanableBytes();
+                } catch (RuntimeException e) {
+                    // A gauge must not fail the scrape; the partition is already reported uncleanable.
+                    LOG.debug("Cannot size up uncleanable {}", log.topicPartition(), e);
+                }
+            }
+            return bytes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Forgets uncleanable partitions whose log is gone (Kafka's maintainUncleanablePartitions). */
+    public void maintainUncleanablePartitions() {
+        lock.lock();
+        try {
+            if (uncleanable.isEmpty()) {
+                return;
+            }
+            Set<TopicPartition> present = new HashSet<>();
+            for (UnifiedLog log : logs.get()) {
+                present.add(log.topicPartition());
+            }
+            uncleanable.values().forEach(partitions -> partitions.keySet().retainAll(present));
+            uncleanable.values().removeIf(Map::isEmpty);
         } finally {
             lock.unlock();
         }

@@ -55,10 +55,15 @@ class LogCleanerTest {
     @TempDir
     Path dataDir;
 
-    private final MockTime time = new MockTime();
+    /** Starts at the real time: a segment without records is judged by its file time, which the file system sets. */
+    private final MockTime time = new MockTime(io.strata.common.Time.SYSTEM.milliseconds());
 
     private LogManager logManager(boolean cleanerEnabled) throws IOException {
-        CleanerConfig cleanerConfig = new CleanerConfig(cleanerEnabled, 1, 1 << 20, 0.9, 64 * 1024, 5);
+        return logManager(cleanerEnabled, 5);
+    }
+
+    private LogManager logManager(boolean cleanerEnabled, long backoffMs) throws IOException {
+        CleanerConfig cleanerConfig = new CleanerConfig(cleanerEnabled, 1, 1 << 20, 0.9, 64 * 1024, backoffMs);
         LogManager manager = new LogManager(new LogManager.Settings(List.of(dataDir), 1, 300_000L, Long.MAX_VALUE, 0L, 86_400_000L, 600_000L,
             false), cleanerConfig, time);
         manager.startup(topic -> LogConfig.defaults());
@@ -102,6 +107,197 @@ class LogCleanerTest {
 
             manager.deleteLog(tp);
             assertThat(manager.cleaner().manager().allCleanerCheckpoints()).doesNotContainKey(tp);
+        }
+    }
+
+    private String describe(UnifiedLog log) {
+        StringBuilder out = new StringBuilder("now=" + time.milliseconds() + " start=" + log.logStartOffset() + " end=" + log.logEndOffset()
+            + " hw=" + log.highWatermark() + " segments=");
+        for (LogSegment segment : log.logSegments()) {
+            try {
+                out.append('[').append(segment.baseOffset()).append(" size=").append(segment.size()).append(" largestTs=")
+                    .append(segment.largestTimestamp()).append(']');
+            } catch (IOException e) {
+                out.append(e);
+            }
+        }
+        return out.toString();
+    }
+
+    private static long cleanedUpTo(LogManager manager, TopicPartition topicPartition) {
+        return manager.cleaner().manager().allCleanerCheckpoints().getOrDefault(topicPartition, 0L);
+    }
+
+    private List<KeyValue> fill(UnifiedLog log, int records, long seed) throws IOException {
+        List<KeyValue> written = new ArrayList<>();
+        Random random = new Random(seed);
+        for (int i = 0; i < records; i++) {
+            String key = "key-" + random.nextInt(25);
+            long offset = append(log, batch(CompressionType.NONE, time.milliseconds(), key, "value-" + i));
+            written.add(new KeyValue(offset, key, "value-" + i));
+        }
+        return written;
+    }
+
+    /**
+     * The cleaner thread idles for a whole minute of backoff once it finds nothing to clean; a
+     * log that then rolls its segment (and commits it) is still cleaned within the test's wait,
+     * which is shorter than that backoff: the roll woke the thread.
+     */
+    @Test
+    void aRolledSegmentWakesAnIdleCleanerBeforeItsBackoffEnds() throws IOException {
+        try (LogManager manager = logManager(true, 60_000)) {
+            TopicPartition tp = new TopicPartition("compacted", 0);
+            UnifiedLog log = manager.getOrCreateLog(tp, Optional.empty(), compactConfig(Map.of()));
+            fill(log, 200, 3);
+            rollAndCommit(log);
+            long end = log.logEndOffset();
+            waitUntil(() -> cleanedUpTo(manager, tp) >= end, "the log is cleaned well inside the 60 s backoff");
+            assertThat(storedRecords(log)).hasSize(25);
+        }
+    }
+
+    /**
+     * One partition's cleaning throws (an Error, the worst case: the old thread died of it with
+     * the cleaner still reported running). That partition is marked uncleanable with the reason;
+     * the other partitions are still compacted by the same, still living, thread; and retention
+     * (retention.ms of cleanup.policy=compact,delete) still runs for all three, the uncleanable
+     * one included.
+     */
+    @Test
+    void aPartitionWhoseCleaningFailsIsMarkedUncleanableWhileTheOthersAreCompactedAndRetentionRunsForAll() throws IOException {
+        try (LogManager manager = logManager(true)) {
+            LogConfig config = compactConfig(Map.of(LogConfig.CLEANUP_POLICY, "compact,delete", LogConfig.RETENTION_MS, "60000"));
+            TopicPartition faulty = new TopicPartition("faulty", 0);
+            List<TopicPartition> healthy = List.of(new TopicPartition("healthy", 0), new TopicPartition("healthy", 1));
+            UnifiedLog faultyLog = manager.getOrCreateLog(faulty, Optional.empty(), config);
+            manager.cleaner().setCleaningHookForTesting(new LogCleaner.CleaningHook() {
+                @Override
+                public void beforeCleaning(TopicPartition topicPartition) {
+                    if (topicPartition.equals(faulty)) {
+                        throw new AssertionError("injected fault");
+                    }
+                }
+            });
+            List<UnifiedLog> logs = new ArrayList<>(List.of(faultyLog));
+            for (TopicPartition tp : healthy) {
+                logs.add(manager.getOrCreateLog(tp, Optional.empty(), config));
+            }
+            for (UnifiedLog log : logs) {
+                fill(log, 300, log.topicPartition().hashCode());
+                rollAndCommit(log);
+            }
+            LogCleanerManager cleanerManager = manager.cleaner().manager();
+            waitUntil(() -> cleanerManager.isUncleanable(faulty), "the faulty partition is marked uncleanable");
+            for (TopicPartition tp : healthy) {
+                long end = manager.getLog(tp).logEndOffset();
+                waitUntil(() -> cleanedUpTo(manager, tp) >= end, tp + " is cleaned");
+                assertThat(storedRecords(manager.getLog(tp))).hasSize(25);
+            }
+            assertThat(storedRecords(faultyLog)).as("the faulty partition was not compacted").hasSize(300);
+            Map<TopicPartition, String> uncleanable = cleanerManager.uncleanablePartitions(dataDir);
+            assertThat(uncleanable).containsOnlyKeys(faulty);
+            assertThat(uncleanable.get(faulty)).contains("injected fault").contains("thread 0");
+            assertThat(cleanerManager.uncleanableBytes(dataDir, time.milliseconds())).isPositive();
+            assertThat(manager.cleaner().failureCount()).isPositive();
+            assertThat(manager.cleaner().aliveThreadCount()).as("the cleaner thread lives on").isEqualTo(1);
+            assertThat(manager.cleaner().deadThreadCount()).isZero();
+
+            time.advance(120_000);
+            manager.cleaner().wakeUp();
+            for (UnifiedLog log : logs) {
+                long end = log.logEndOffset();
+                long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
+                while (log.logStartOffset() != end) {
+                    assertThat(System.nanoTime()).as("retention deletes the expired segments of %s: %s", log.topicPartition(), describe(log))
+                        .isLessThan(deadline);
+                    Thread.yield();
+                }
+            }
+            assertThat(manager.cleaner().deadThreadCount()).isZero();
+            assertThat(manager.cleaner().aliveThreadCount()).isEqualTo(1);
+        }
+    }
+
+    /**
+     * Reconfiguration replaces the threads (1 → 2 → 4 → 2 → 1) while a writer keeps six logs
+     * dirty: after each change exactly the new threads run under Kafka-style names, no partition
+     * is ever cleaned by two threads at once (watched by the cleaning hook), nothing fails, and
+     * every log ends up compacted with the latest value of each key.
+     */
+    @Test
+    void reconfigureReplacesTheThreadsAndNoPartitionIsEverCleanedByTwoThreads() throws Exception {
+        try (LogManager manager = logManager(true)) {
+            List<UnifiedLog> logs = new ArrayList<>();
+            logs.add(manager.getOrCreateLog(new TopicPartition("many", 0), Optional.empty(), compactConfig(Map.of())));
+            java.util.Set<TopicPartition> cleaning = ConcurrentHashMap.newKeySet();
+            ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
+            AtomicInteger passes = new AtomicInteger();
+            manager.cleaner().setCleaningHookForTesting(new LogCleaner.CleaningHook() {
+                @Override
+                public void beforeCleaning(TopicPartition topicPartition) {
+                    if (!cleaning.add(topicPartition)) {
+                        violations.add(topicPartition + " cleaned by two threads at once");
+                    }
+                    Thread.yield();
+                }
+
+                @Override
+                public void afterCleaning(TopicPartition topicPartition) {
+                    cleaning.remove(topicPartition);
+                    passes.incrementAndGet();
+                }
+            });
+            for (int i = 1; i < 6; i++) {
+                logs.add(manager.getOrCreateLog(new TopicPartition("many", i), Optional.empty(), compactConfig(Map.of())));
+            }
+            Map<TopicPartition, List<KeyValue>> written = new ConcurrentHashMap<>();
+            logs.forEach(log -> written.put(log.topicPartition(), new java.util.concurrent.CopyOnWriteArrayList<>()));
+            AtomicBoolean stop = new AtomicBoolean();
+            ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+            Thread writer = new Thread(() -> guard(failures, stop, () -> {
+                Random random = new Random(11);
+                for (int round = 0; !stop.get(); round++) {
+                    UnifiedLog log = logs.get(round % logs.size());
+                    for (int i = 0; i < 20; i++) {
+                        String key = "key-" + random.nextInt(25);
+                        long offset = append(log, batch(CompressionType.NONE, time.milliseconds(), key, "value-" + round + "-" + i));
+                        written.get(log.topicPartition()).add(new KeyValue(offset, key, "value-" + round + "-" + i));
+                    }
+                    rollAndCommit(log);
+                }
+            }), "writer");
+            writer.start();
+            try {
+                for (int threads : new int[] {2, 4, 2, 1}) {
+                    int passesBefore = passes.get();
+                    manager.reconfigureCleaner(new CleanerConfig(true, threads, 1 << 20, 0.9, 64 * 1024, 5 + threads));
+                    List<String> expected = new ArrayList<>();
+                    for (int i = 0; i < threads; i++) {
+                        expected.add(LogCleaner.THREAD_NAME_PREFIX + i);
+                    }
+                    assertThat(manager.cleaner().aliveThreadNames()).containsExactlyElementsOf(expected);
+                    assertThat(manager.cleaner().config().numThreads()).isEqualTo(threads);
+                    assertThat(manager.cleaner().config().backoffMs()).isEqualTo(5 + threads);
+                    waitUntil(() -> passes.get() >= passesBefore + 10, "the new threads clean");
+                }
+            } finally {
+                stop.set(true);
+                writer.join();
+            }
+            assertThat(failures).isEmpty();
+            for (UnifiedLog log : logs) {
+                long end = log.logEndOffset();
+                waitUntil(() -> cleanedUpTo(manager, log.topicPartition()) >= end, log.topicPartition() + " is cleaned");
+                assertThat(latestValues(storedRecords(log))).isEqualTo(latestValues(written.get(log.topicPartition())));
+                assertOffsetsStrictlyIncrease(log);
+            }
+            assertThat(violations).isEmpty();
+            assertThat(manager.cleaner().failureCount()).isZero();
+            assertThat(manager.cleaner().deadThreadCount()).isZero();
+            long liveCleanerThreads = Thread.getAllStackTraces().keySet().stream()
+                .filter(thread -> thread.getName().startsWith(LogCleaner.THREAD_NAME_PREFIX) && thread.isAlive()).count();
+            assertThat(liveCleanerThreads).as("the replaced threads have ended").isEqualTo(1);
         }
     }
 
