@@ -200,10 +200,8 @@ public final class DynamicBrokerConfig {
         }
         LogConfig.of(LogConfig.brokerDefaults(merged), Map.of());
         if (proposed.keySet().stream().anyMatch(CLEANER_RECONFIGURABLE::contains)) {
-            CleanerConfig current = cleanerConfig(config, image, nodeId);
             try {
-                CleanerConfig next = ServerConfig.fromMap(merged).cleanerConfig();
-                current.validateReconfiguration(next);
+                current.cleanerConfig().validateReconfiguration(next.cleanerConfig());
             } catch (IllegalArgumentException e) {
                 throw new ConfigException(e.getMessage());
             }
