@@ -388,9 +388,9 @@ public final class ServerMetrics implements MetricsCollector {
             "Failures of a cleaning pass, of retention of a compacted log, or of a cleaner thread's loop (each logged; the thread goes on).")
             .add(cleaner.failureCount()));
         MetricFamily uncleanableCount = MetricFamily.gauge("kafka_log_logcleanermanager_uncleanablepartitionscount",
-            "Partitions of a data directory the cleaner gave up on (Kafka's uncleanable-partitions-count).", "logDirectory");
+            "Partitions of a data directory the cleaner gave up on (Kafka's uncleanable-partitions-count).", "log_directory");
         MetricFamily uncleanableBytes = MetricFamily.gauge("kafka_log_logcleanermanager_uncleanablebytes",
-            "Cleanable bytes of the uncleanable partitions of a data directory (Kafka's uncleanable-bytes).", "logDirectory");
+            "Cleanable bytes of the uncleanable partitions of a data directory (Kafka's uncleanable-bytes).", "log_directory");
         long nowMs = System.currentTimeMillis();
         for (Path dir : cleaner.manager().logDirs()) {
             uncleanableCount.add(cleaner.manager().uncleanablePartitions(dir).size(), dir.toString());
