@@ -917,8 +917,13 @@ public final class RaftClient {
             chunk.writeTo(new ByteBufferWriter(bytes));
         }
         if (writer.sizeInBytes() + bytes.capacity() > data.size() || bytes.capacity() == 0) {
-            throw new IllegalStateException("node " + localId + ": snapshot " + answered + " chunk of " + bytes.capacity() + " bytes at "
-                + data.position() + " does not fit its size " + data.size());
+            // Bad input from the network, not a bug here: drop the copy and start over with the next Fetch.
+            LOG.warn("Node {}: snapshot {} chunk of {} bytes at {} does not fit its size {}; abandoning the copy", localId, answered,
+                bytes.capacity(), data.position(), data.size());
+            writer.close();
+            snapshotFetch = null;
+            nextFetchMs = nowMs + config.retryBackoffMs();
+            return;
         }
         writer.append(bytes.flip());
         nextFetchMs = nowMs;
