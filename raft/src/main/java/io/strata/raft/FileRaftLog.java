@@ -8,6 +8,7 @@ import io.strata.protocol.records.RecordBatch;
 import io.strata.protocol.records.RecordBatchBuilder;
 import io.strata.protocol.records.Records;
 import io.strata.protocol.records.TimestampType;
+import io.strata.storage.EpochEntry;
 import io.strata.storage.EpochOffset;
 import io.strata.storage.FetchIsolation;
 import io.strata.storage.UnifiedLog;
@@ -16,6 +17,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.Optional;
+import java.util.TreeMap;
 import java.util.OptionalInt;
 
 /**
@@ -27,13 +30,42 @@ import java.util.OptionalInt;
  * <p>A follower's batches keep the offsets and epochs the leader gave them: each is checked to
  * start at the log end and appended with its own epoch.
  *
+ * <p>Snapshots are {@link FileSnapshots} files in the log's directory. Dropping the prefix behind
+ * a snapshot moves the UnifiedLog's log start offset ({@code maybeIncrementLogStartOffset},
+ * which also trims the leader epoch cache) and deletes the segments wholly below it
+ * ({@code deleteOldSegments}) when the log's time and size retention are off, as they must be for
+ * the metadata log (its cleanup is snapshots). With retention on, that call could also delete
+ * segments above the snapshot, so then only the start moves and the files below it stay until
+ * the log's own retention pass removes them (it deletes segments wholly below the start). The
+ * segment holding the new start always stays, so entries just below it may remain on disk
+ * but are no longer part of the log. At open, a snapshot past the log start moves the start up to
+ * it, and a snapshot past the log end (a follower that crashed between freezing a fetched
+ * snapshot and truncating its log) empties the log and starts it at the snapshot.
+ *
  * <p>Not thread-safe beyond what {@link UnifiedLog} guarantees: driven by the quorum's thread.
  */
 public final class FileRaftLog implements RaftLog {
     private final UnifiedLog log;
+    /** Frozen snapshots by end offset. */
+    private final TreeMap<Long, OffsetAndEpoch> snapshots;
 
     public FileRaftLog(UnifiedLog log) {
         this.log = log;
+        try {
+            this.snapshots = FileSnapshots.load(log.dir());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list the snapshots of " + log, e);
+        }
+        latestSnapshotId().ifPresent(this::startAtSnapshotIfBehind);
+    }
+
+    private void startAtSnapshotIfBehind(OffsetAndEpoch latest) {
+        if (latest.offset() > log.logEndOffset()) {
+            truncateFullyAndStartAt(latest);
+        } else if (latest.offset() > log.logStartOffset()) {
+            log.updateHighWatermark(latest.offset()); // a snapshot covers committed entries only
+            deleteBeforeSnapshot(latest.offset());
+        }
     }
 
     public UnifiedLog log() {
@@ -43,6 +75,9 @@ public final class FileRaftLog implements RaftLog {
     @Override
     public OffsetAndEpoch endOffset() {
         OptionalInt latest = log.leaderEpochCache().latestEpoch();
+        if (latest.isEmpty() && snapshots.containsKey(log.logEndOffset())) {
+            return snapshots.get(log.logEndOffset());
+        }
         return new OffsetAndEpoch(log.logEndOffset(), latest.isPresent() ? latest.getAsInt() : 0);
     }
 
@@ -54,8 +89,10 @@ public final class FileRaftLog implements RaftLog {
     @Override
     public OffsetAndEpoch endOffsetForEpoch(int epoch) {
         OffsetAndEpoch end = endOffset();
-        if (log.leaderEpochCache().latestEpoch().isEmpty()) {
-            return OffsetAndEpoch.ZERO;
+        OffsetAndEpoch atStart = snapshots.get(log.logStartOffset());
+        Optional<EpochEntry> earliest = log.leaderEpochCache().earliestEntry();
+        if (earliest.isEmpty() || epoch < earliest.get().epoch()) {
+            return atStart != null && atStart.epoch() <= epoch ? atStart : OffsetAndEpoch.ZERO;
         }
         if (epoch >= end.epoch()) {
             return end;
@@ -124,6 +161,9 @@ public final class FileRaftLog implements RaftLog {
 
     @Override
     public void truncateTo(long offset) {
+        if (offset < log.logStartOffset()) {
+            throw new IllegalArgumentException("truncation to " + offset + " below the log start " + log.logStartOffset() + " of " + log);
+        }
         try {
             log.truncateTo(offset);
         } catch (IOException e) {
@@ -143,5 +183,77 @@ public final class FileRaftLog implements RaftLog {
     @Override
     public Records read(long startOffset, int maxBytes) {
         return log.read(startOffset, maxBytes, FetchIsolation.LOG_END, true).records();
+    }
+
+    @Override
+    public long logStartOffset() {
+        return log.logStartOffset();
+    }
+
+    @Override
+    public Optional<OffsetAndEpoch> latestSnapshotId() {
+        return snapshots.isEmpty() ? Optional.empty() : Optional.of(snapshots.lastEntry().getValue());
+    }
+
+    @Override
+    public SnapshotWriter createSnapshot(OffsetAndEpoch snapshotId) {
+        if (snapshotId.equals(snapshots.get(snapshotId.offset()))) {
+            throw new IllegalArgumentException("snapshot " + snapshotId + " exists already in " + log.dir());
+        }
+        return new FileSnapshots.Writer(log.dir(), snapshotId, () -> snapshots.put(snapshotId.offset(), snapshotId));
+    }
+
+    @Override
+    public Optional<SnapshotReader> readSnapshot(OffsetAndEpoch snapshotId) {
+        if (!snapshotId.equals(snapshots.get(snapshotId.offset()))) {
+            return Optional.empty();
+        }
+        return Optional.of(new FileSnapshots.Reader(log.dir(), snapshotId));
+    }
+
+    @Override
+    public boolean deleteBeforeSnapshot(long highWatermark) {
+        Optional<OffsetAndEpoch> latest = latestSnapshotId();
+        if (latest.isEmpty() || latest.get().offset() > highWatermark || latest.get().offset() <= log.logStartOffset()) {
+            return false;
+        }
+        long newStart = latest.get().offset();
+        try {
+            if (log.highWatermark() < newStart) {
+                log.updateHighWatermark(newStart); // UnifiedLog moves its start only below its own high watermark
+            }
+            log.maybeIncrementLogStartOffset(newStart);
+            if (retentionOff()) {
+                log.deleteOldSegments(); // with retention off it deletes only the segments wholly below the start
+            }
+            deleteSnapshotsBelow(newStart);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete the log of " + log + " below the snapshot " + latest.get(), e);
+        }
+        return true;
+    }
+
+    @Override
+    public void truncateFullyAndStartAt(OffsetAndEpoch snapshotId) {
+        if (!snapshotId.equals(snapshots.get(snapshotId.offset()))) {
+            throw new IllegalArgumentException("no frozen snapshot " + snapshotId + " in " + log.dir() + " to start the log at");
+        }
+        try {
+            log.truncateFullyAndStartAt(snapshotId.offset());
+            deleteSnapshotsBelow(snapshotId.offset());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start " + log + " at the snapshot " + snapshotId, e);
+        }
+    }
+
+    private boolean retentionOff() {
+        return !log.config().delete || (log.config().retentionMs < 0 && log.config().retentionBytes < 0);
+    }
+
+    private void deleteSnapshotsBelow(long offset) throws IOException {
+        for (OffsetAndEpoch old : List.copyOf(snapshots.headMap(offset, false).values())) {
+            FileSnapshots.delete(log.dir(), old);
+            snapshots.remove(old.offset());
+        }
     }
 }

@@ -126,6 +126,16 @@ public final class LeaderState implements EpochState {
         return maybeAdvanceHighWatermark();
     }
 
+    /**
+     * A voter fetching the leader's snapshot (FetchSnapshot) is in contact for check-quorum
+     * although its log end says nothing yet.
+     */
+    void updateContact(int replicaId, long nowMs) {
+        if (voterLastFetchMs.containsKey(replicaId)) {
+            voterLastFetchMs.put(replicaId, nowMs);
+        }
+    }
+
     /** Records the leader's own flushed log end; returns whether the high watermark moved. */
     boolean updateLocal(long flushedEndOffset) {
         voterEndOffsets.put(localId, flushedEndOffset);

@@ -12,6 +12,8 @@ import io.strata.protocol.message.EndQuorumEpochRequestData;
 import io.strata.protocol.message.EndQuorumEpochResponseData;
 import io.strata.protocol.message.FetchRequestData;
 import io.strata.protocol.message.FetchResponseData;
+import io.strata.protocol.message.FetchSnapshotRequestData;
+import io.strata.protocol.message.FetchSnapshotResponseData;
 import io.strata.protocol.message.LeaderChangeMessage;
 import io.strata.protocol.message.VoteRequestData;
 import io.strata.protocol.message.VoteResponseData;
@@ -28,6 +30,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
@@ -39,6 +42,13 @@ import java.util.UUID;
  * entries with Fetch, which also carries their acknowledgement (the fetch offset) and brings
  * back the high watermark; a follower whose log diverged from the leader's is told where
  * (DivergingEpoch) and truncates. A leader that steps down says so with EndQuorumEpoch.
+ *
+ * <p>Snapshots (KIP-630): the state machine asks for a snapshot of a committed prefix
+ * ({@link #createSnapshot}); once it is frozen the log drops the entries below it (at the next
+ * {@link #poll}). A follower whose fetch position lies before the leader's log start, or whose
+ * last fetched epoch the leader can no longer place, is answered with the leader's latest
+ * SnapshotId instead of records; it then copies that snapshot chunk by chunk with FetchSnapshot
+ * (by byte position), freezes it, starts its log at the snapshot's end and fetches on from there.
  *
  * <p>Driven entirely by its owner: {@link #receive} queues an incoming message,
  * {@link #poll(long)} handles the queue and then the current role's timers, sending through
@@ -67,6 +77,10 @@ public final class RaftClient {
         /** This replica learned of a new leader ({@code leaderId} -1: unknown) or epoch. */
         default void onLeaderChange(int epoch, int leaderId) {
         }
+
+        /** The log now starts at this snapshot, copied from the leader: the state must be reloaded from it. */
+        default void onSnapshotLoaded(OffsetAndEpoch snapshotId) {
+        }
     }
 
     /**
@@ -78,6 +92,10 @@ public final class RaftClient {
 
     /** A Fetch the leader holds until there is something to say or its wait is over. */
     private record ParkedFetch(RaftMessage request, long deadlineMs) {
+    }
+
+    /** The snapshot a follower is copying from {@code owner}'s leader (it is dropped when the role changes). */
+    private record SnapshotFetch(FollowerState owner, SnapshotWriter writer) {
     }
 
     /** A request sent and not yet answered. */
@@ -101,6 +119,7 @@ public final class RaftClient {
     private long nextFetchMs;
     private int lastNotifiedEpoch = -1;
     private int lastNotifiedLeader = -2;
+    private SnapshotFetch snapshotFetch;
 
     public RaftClient(int localId, Set<Integer> voters, String clusterId, RaftConfig config, RaftLog log, QuorumStateStore store,
                       RaftTransport transport, Random random, Listener listener) {
@@ -173,6 +192,34 @@ public final class RaftClient {
         return lastOffset;
     }
 
+    /**
+     * Starts a snapshot of every entry below {@code snapshotId.offset()}, the last of which has
+     * epoch {@code snapshotId.epoch()}; the caller appends the state and freezes it. Kafka's rule:
+     * a snapshot covers committed entries only.
+     *
+     * @return empty if a snapshot at or past that offset exists already
+     * @throws IllegalArgumentException if the offset is above the high watermark or the epoch is
+     *                                  not the epoch of the entry before the offset
+     */
+    public Optional<RecordsSnapshotWriter> createSnapshot(OffsetAndEpoch snapshotId, long lastContainedLogTimestampMs) {
+        if (snapshotId.offset() > quorum.highWatermark()) {
+            throw new IllegalArgumentException("node " + localId + ": snapshot " + snapshotId + " would cover uncommitted entries: the high watermark is "
+                + quorum.highWatermark());
+        }
+        Optional<OffsetAndEpoch> latest = log.latestSnapshotId();
+        if (latest.isPresent() && latest.get().offset() >= snapshotId.offset()) {
+            return Optional.empty();
+        }
+        OffsetAndEpoch end = log.endOffsetForEpoch(snapshotId.epoch());
+        boolean epochEndsAtOrAfter = end.epoch() == snapshotId.epoch() && end.offset() >= snapshotId.offset();
+        boolean earlierEpochsEndBefore = snapshotId.epoch() == 0 || log.endOffsetForEpoch(snapshotId.epoch() - 1).offset() < snapshotId.offset();
+        if (snapshotId.offset() <= log.logStartOffset() || !epochEndsAtOrAfter || !earlierEpochsEndBefore) {
+            throw new IllegalArgumentException("node " + localId + ": snapshot " + snapshotId + " does not name an entry of the log (log start "
+                + log.logStartOffset() + ", end for epoch " + snapshotId.epoch() + ": " + end + ")");
+        }
+        return Optional.of(new RecordsSnapshotWriter(log.createSnapshot(snapshotId), lastContainedLogTimestampMs));
+    }
+
     /** Leaves leadership (graceful shutdown): the voters are told to elect another leader at once. */
     public void resign(long nowMs) {
         if (quorum.isLeader()) {
@@ -192,6 +239,8 @@ public final class RaftClient {
             }
         }
         expirePending(nowMs);
+        dropStaleSnapshotFetch();
+        log.deleteBeforeSnapshot(quorum.highWatermark());
         pollState(nowMs);
         completeParkedFetches(nowMs);
         notifyLeaderChange();
@@ -299,8 +348,21 @@ public final class RaftClient {
             }
             return;
         }
-        if (nowMs >= nextFetchMs && !hasPending(ApiMessageType.FETCH)) {
+        if (nowMs < nextFetchMs || hasPending(ApiMessageType.FETCH) || hasPending(ApiMessageType.FETCH_SNAPSHOT)) {
+            return;
+        }
+        if (snapshotFetch != null) {
+            sendFetchSnapshot(follower, snapshotFetch.writer(), nowMs);
+        } else {
             sendFetch(follower.leaderId(), follower.epoch(), nowMs);
+        }
+    }
+
+    /** A snapshot copy belongs to one epoch's leader: a change of role abandons it. */
+    private void dropStaleSnapshotFetch() {
+        if (snapshotFetch != null && snapshotFetch.owner() != quorum.state()) {
+            snapshotFetch.writer().close();
+            snapshotFetch = null;
         }
     }
 
@@ -398,6 +460,7 @@ public final class RaftClient {
             case BEGIN_QUORUM_EPOCH -> handleBeginQuorumEpochRequest((BeginQuorumEpochRequestData) request.data(), nowMs);
             case END_QUORUM_EPOCH -> handleEndQuorumEpochRequest((EndQuorumEpochRequestData) request.data(), nowMs);
             case FETCH -> handleFetchRequest((FetchRequestData) request.data(), nowMs);
+            case FETCH_SNAPSHOT -> handleFetchSnapshotRequest((FetchSnapshotRequestData) request.data(), nowMs);
             default -> throw new IllegalArgumentException("node " + localId + " got a request the quorum does not serve: " + request);
         };
         if (response instanceof FetchResponseData fetch && isEmptyAnswer(fetch) && ((FetchRequestData) request.data()).maxWaitMs() > 0) {
@@ -416,7 +479,7 @@ public final class RaftClient {
             return false;
         }
         FetchResponseData.PartitionData data = response.responses().get(0).partitions().get(0);
-        return data.errorCode() == ErrorCode.NONE.code() && data.divergingEpoch().epoch() < 0
+        return data.errorCode() == ErrorCode.NONE.code() && data.divergingEpoch().epoch() < 0 && data.snapshotId().epoch() < 0
             && (data.records() == null || data.records().sizeInBytes() == 0);
     }
 
@@ -581,11 +644,22 @@ public final class RaftClient {
     private void serveFetch(LeaderState leader, int replicaId, FetchRequestData.FetchPartition partition, FetchResponseData.PartitionData data,
                             long nowMs) {
         long fetchOffset = partition.fetchOffset();
+        long logStart = log.logStartOffset();
         OffsetAndEpoch end = log.endOffsetForEpoch(partition.lastFetchedEpoch());
-        if (end.epoch() != partition.lastFetchedEpoch() || end.offset() < fetchOffset) {
+        boolean diverged = end.epoch() != partition.lastFetchedEpoch() || end.offset() < fetchOffset;
+        if (logStart > 0 && (fetchOffset < logStart || (diverged && (end.offset() < logStart || end.equals(OffsetAndEpoch.ZERO))))) {
+            // What the follower needs next (or where its log diverges) is below our log start: only the snapshot has it.
+            OffsetAndEpoch snapshotId = log.latestSnapshotId().orElseThrow(() -> new IllegalStateException("node " + localId
+                + ": log start " + logStart + " without a snapshot"));
+            data.snapshotId().setEndOffset(snapshotId.offset()).setEpoch(snapshotId.epoch());
+            data.setHighWatermark(leader.highWatermark()).setLogStartOffset(logStart).setRecords(MemoryRecords.EMPTY);
+            leader.updateContact(replicaId, nowMs);
+            return;
+        }
+        if (diverged) {
             // The follower's log holds entries this leader does not have: tell it where ours end.
             data.divergingEpoch().setEpoch(end.epoch()).setEndOffset(end.offset());
-            data.setHighWatermark(leader.highWatermark()).setRecords(MemoryRecords.EMPTY);
+            data.setHighWatermark(leader.highWatermark()).setLogStartOffset(logStart).setRecords(MemoryRecords.EMPTY);
             return;
         }
         if (leader.updateReplica(replicaId, fetchOffset, log.endOffset().offset(), nowMs)) {
@@ -594,8 +668,53 @@ public final class RaftClient {
         Records records = fetchOffset < log.endOffset().offset() ? log.read(fetchOffset, config.fetchMaxBytes()) : MemoryRecords.EMPTY;
         data.setErrorCode(ErrorCode.NONE.code())
             .setHighWatermark(leader.highWatermark())
-            .setLogStartOffset(0)
+            .setLogStartOffset(logStart)
             .setRecords(records);
+    }
+
+    /**
+     * Serves one chunk of a snapshot: up to the smaller of the request's and our max bytes from
+     * the requested byte position. Only the leader serves, and only the current epoch.
+     */
+    private FetchSnapshotResponseData handleFetchSnapshotRequest(FetchSnapshotRequestData request, long nowMs) {
+        if (wrongCluster(request.clusterId())) {
+            return new FetchSnapshotResponseData().setErrorCode(ErrorCode.INCONSISTENT_CLUSTER_ID.code());
+        }
+        FetchSnapshotRequestData.PartitionSnapshot partition = request.topics().get(0).partitions().get(0);
+        FetchSnapshotResponseData.PartitionSnapshot data = new FetchSnapshotResponseData.PartitionSnapshot().setIndex(PARTITION);
+        data.currentLeader().setLeaderId(quorum.leaderId()).setLeaderEpoch(quorum.epoch());
+        data.snapshotId().setEndOffset(partition.snapshotId().endOffset()).setEpoch(partition.snapshotId().epoch());
+        data.setUnalignedRecords(MemoryRecords.EMPTY);
+        FetchSnapshotResponseData response = new FetchSnapshotResponseData();
+        FetchSnapshotResponseData.TopicSnapshot topic = new FetchSnapshotResponseData.TopicSnapshot().setName(TOPIC);
+        topic.partitions().add(data);
+        response.topics().add(topic);
+        if (!quorum.isLeader()) {
+            data.setErrorCode(ErrorCode.NOT_LEADER_OR_FOLLOWER.code());
+            return response;
+        }
+        if (partition.currentLeaderEpoch() != quorum.epoch()) {
+            ErrorCode error = partition.currentLeaderEpoch() < quorum.epoch() ? ErrorCode.FENCED_LEADER_EPOCH : ErrorCode.UNKNOWN_LEADER_EPOCH;
+            data.setErrorCode(error.code());
+            return response;
+        }
+        OffsetAndEpoch snapshotId = new OffsetAndEpoch(Math.max(0, partition.snapshotId().endOffset()), Math.max(0, partition.snapshotId().epoch()));
+        Optional<SnapshotReader> snapshot = log.readSnapshot(snapshotId);
+        if (snapshot.isEmpty()) {
+            data.setErrorCode(ErrorCode.SNAPSHOT_NOT_FOUND.code());
+            return response;
+        }
+        long size = snapshot.get().sizeInBytes();
+        if (partition.position() < 0 || partition.position() >= size) {
+            data.setErrorCode(ErrorCode.POSITION_OUT_OF_RANGE.code());
+            return response;
+        }
+        quorum.leaderStateOrThrow().updateContact(request.replicaId(), nowMs);
+        int maxBytes = Math.min(Math.max(1, request.maxBytes()), config.fetchSnapshotMaxBytes());
+        ByteBuffer chunk = snapshot.get().read(partition.position(), maxBytes);
+        data.setErrorCode(ErrorCode.NONE.code()).setSize(size).setPosition(partition.position())
+            .setUnalignedRecords(MemoryRecords.readableRecords(chunk));
+        return response;
     }
 
     // ------------------------------------------------------------------ responses
@@ -611,6 +730,7 @@ public final class RaftClient {
                 (BeginQuorumEpochResponseData) response.data(), nowMs);
             case END_QUORUM_EPOCH -> handleEndQuorumEpochResponse(response.source(), request, (EndQuorumEpochResponseData) response.data(), nowMs);
             case FETCH -> handleFetchResponse(request, (FetchResponseData) response.data(), nowMs);
+            case FETCH_SNAPSHOT -> handleFetchSnapshotResponse(request, (FetchSnapshotResponseData) response.data(), nowMs);
             default -> throw new IllegalArgumentException("node " + localId + " got a response to a request it never sends: " + response);
         }
     }
@@ -725,6 +845,12 @@ public final class RaftClient {
             nextFetchMs = nowMs;
             return;
         }
+        FetchResponseData.SnapshotId snapshotId = data.snapshotId();
+        if (snapshotId.epoch() >= 0 && snapshotId.endOffset() >= 0) {
+            startSnapshotFetch(follower, new OffsetAndEpoch(snapshotId.endOffset(), snapshotId.epoch()));
+            nextFetchMs = nowMs;
+            return;
+        }
         Records records = data.records();
         boolean appended = records != null && records.sizeInBytes() > 0;
         if (appended) {
@@ -737,6 +863,86 @@ public final class RaftClient {
             publishHighWatermark(follower.highWatermark());
         }
         nextFetchMs = nowMs; // an empty answer was held by the leader already: ask again at once
+    }
+
+    private void startSnapshotFetch(FollowerState follower, OffsetAndEpoch snapshotId) {
+        if (snapshotFetch != null) {
+            snapshotFetch.writer().close();
+            snapshotFetch = null;
+        }
+        if (log.readSnapshot(snapshotId).isPresent()) {
+            installSnapshot(follower, snapshotId); // frozen before a crash, not installed yet
+            return;
+        }
+        LOG.info("Node {}: leader {} of epoch {} has no log below {}; fetching its snapshot {}", localId, follower.leaderId(), follower.epoch(),
+            snapshotId.offset(), snapshotId);
+        snapshotFetch = new SnapshotFetch(follower, log.createSnapshot(snapshotId));
+    }
+
+    private void handleFetchSnapshotResponse(Pending request, FetchSnapshotResponseData response, long nowMs) {
+        if (!(quorum.state() instanceof FollowerState follower) || follower.epoch() != request.epoch()
+            || follower.leaderId() != request.destination() || snapshotFetch == null || snapshotFetch.owner() != follower) {
+            return;
+        }
+        if (response.errorCode() != ErrorCode.NONE.code() || response.topics().isEmpty() || response.topics().get(0).partitions().isEmpty()) {
+            nextFetchMs = nowMs + config.retryBackoffMs();
+            return;
+        }
+        FetchSnapshotResponseData.PartitionSnapshot data = response.topics().get(0).partitions().get(0);
+        ErrorCode error = ErrorCode.forCode(data.errorCode());
+        if (error == ErrorCode.SNAPSHOT_NOT_FOUND || error == ErrorCode.POSITION_OUT_OF_RANGE) {
+            // The leader moved on to a newer snapshot: abandon this copy; the next Fetch names the new one.
+            snapshotFetch.writer().close();
+            snapshotFetch = null;
+            nextFetchMs = nowMs + config.retryBackoffMs();
+            return;
+        }
+        if (error != ErrorCode.NONE) {
+            if (!maybeAdvance(data.currentLeader().leaderEpoch(), data.currentLeader().leaderId(), nowMs)) {
+                nextFetchMs = nowMs + config.retryBackoffMs();
+            }
+            return;
+        }
+        SnapshotWriter writer = snapshotFetch.writer();
+        OffsetAndEpoch answered = new OffsetAndEpoch(Math.max(0, data.snapshotId().endOffset()), Math.max(0, data.snapshotId().epoch()));
+        if (!answered.equals(writer.snapshotId()) || data.position() != writer.sizeInBytes()) {
+            nextFetchMs = nowMs; // an answer to an earlier request: ask again from where we are
+            return;
+        }
+        follower.fetchTimer.reset(nowMs + config.fetchTimeoutMs());
+        follower.onSuccessfulFetch();
+        Records chunk = data.unalignedRecords();
+        ByteBuffer bytes = ByteBuffer.allocate(chunk == null ? 0 : chunk.sizeInBytes());
+        if (chunk != null) {
+            chunk.writeTo(new ByteBufferWriter(bytes));
+        }
+        if (writer.sizeInBytes() + bytes.capacity() > data.size() || bytes.capacity() == 0) {
+            // Bad input from the network, not a bug here: drop the copy and start over with the next Fetch.
+            LOG.warn("Node {}: snapshot {} chunk of {} bytes at {} does not fit its size {}; abandoning the copy", localId, answered,
+                bytes.capacity(), data.position(), data.size());
+            writer.close();
+            snapshotFetch = null;
+            nextFetchMs = nowMs + config.retryBackoffMs();
+            return;
+        }
+        writer.append(bytes.flip());
+        nextFetchMs = nowMs;
+        if (writer.sizeInBytes() == data.size()) {
+            writer.freeze();
+            snapshotFetch = null;
+            installSnapshot(follower, answered);
+        }
+    }
+
+    /** Starts the log at a frozen snapshot of the leader's: every entry below its end is committed. */
+    private void installSnapshot(FollowerState follower, OffsetAndEpoch snapshotId) {
+        if (quorum.highWatermark() > snapshotId.offset()) {
+            throw new IllegalStateException("node " + localId + ": leader " + follower.leaderId() + " of epoch " + follower.epoch()
+                + " sent snapshot " + snapshotId + " below the high watermark " + quorum.highWatermark() + ": committed entries would be lost");
+        }
+        log.truncateFullyAndStartAt(snapshotId);
+        LOG.info("Node {}: loaded snapshot {} from leader {}; the log starts at {}", localId, snapshotId, follower.leaderId(), snapshotId.offset());
+        listener.onSnapshotLoaded(snapshotId);
     }
 
     /**
@@ -833,7 +1039,7 @@ public final class RaftClient {
             .setCurrentLeaderEpoch(epoch)
             .setFetchOffset(end.offset())
             .setLastFetchedEpoch(end.epoch())
-            .setLogStartOffset(0)
+            .setLogStartOffset(log.logStartOffset())
             .setPartitionMaxBytes(config.fetchMaxBytes());
         FetchRequestData.FetchTopic topic = new FetchRequestData.FetchTopic().setTopic(TOPIC).setTopicId(TOPIC_ID);
         topic.partitions().add(partition);
@@ -845,6 +1051,22 @@ public final class RaftClient {
             .setMaxBytes(config.fetchMaxBytes());
         request.topics().add(topic);
         send(destination, request, new Pending(destination, ApiMessageType.FETCH, epoch, false, nowMs));
+    }
+
+    private void sendFetchSnapshot(FollowerState follower, SnapshotWriter writer, long nowMs) {
+        FetchSnapshotRequestData.PartitionSnapshot partition = new FetchSnapshotRequestData.PartitionSnapshot()
+            .setPartition(PARTITION)
+            .setCurrentLeaderEpoch(follower.epoch())
+            .setPosition(writer.sizeInBytes());
+        partition.snapshotId().setEndOffset(writer.snapshotId().offset()).setEpoch(writer.snapshotId().epoch());
+        FetchSnapshotRequestData.TopicSnapshot topic = new FetchSnapshotRequestData.TopicSnapshot().setName(TOPIC);
+        topic.partitions().add(partition);
+        FetchSnapshotRequestData request = new FetchSnapshotRequestData()
+            .setClusterId(clusterId)
+            .setReplicaId(localId)
+            .setMaxBytes(config.fetchSnapshotMaxBytes());
+        request.topics().add(topic);
+        send(follower.leaderId(), request, new Pending(follower.leaderId(), ApiMessageType.FETCH_SNAPSHOT, follower.epoch(), false, nowMs));
     }
 
     private void send(int destination, ApiMessage request, Pending expectation) {

@@ -15,6 +15,8 @@ public record RaftMessage(int source, int destination, long correlationId, ApiMe
     public static final short END_QUORUM_EPOCH_VERSION = 1;
     /** Fetch with replica state and directory ids, as Kafka 4's KRaft replicas send it. */
     public static final short FETCH_VERSION = 17;
+    /** FetchSnapshot with the replica directory id and leader endpoints (KIP-853), as Kafka's controllers send it. */
+    public static final short FETCH_SNAPSHOT_VERSION = 1;
 
     /** The version a replica sends an API at (the one Kafka 4.4's controllers use). */
     public static short version(ApiMessageType api) {
@@ -23,6 +25,7 @@ public record RaftMessage(int source, int destination, long correlationId, ApiMe
             case BEGIN_QUORUM_EPOCH -> BEGIN_QUORUM_EPOCH_VERSION;
             case END_QUORUM_EPOCH -> END_QUORUM_EPOCH_VERSION;
             case FETCH -> FETCH_VERSION;
+            case FETCH_SNAPSHOT -> FETCH_SNAPSHOT_VERSION;
             default -> throw new IllegalArgumentException("not a quorum API: " + api.apiName);
         };
     }

@@ -14,12 +14,17 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * An in-memory {@link RaftLog} of real record batches v2 that, like a disk without fsync,
  * loses everything appended since the last {@link #flush()} when the simulation "crashes" it
  * ({@link #crash()}). The log object itself stands for the disk and survives the replica's
- * restart.
+ * restart. Snapshots live in memory too and survive a crash once frozen (an unfrozen one is
+ * never published); dropping the log prefix behind a snapshot is durable at once, as a
+ * segment deletion is.
  */
 final class MockLog implements RaftLog {
     /** One batch as stored: its bytes and, for the checks, its records' values. */
@@ -38,11 +43,15 @@ final class MockLog implements RaftLog {
 
     private final List<Batch> batches = new ArrayList<>();
     private long flushedOffset;
+    private long logStartOffset;
+    /** Frozen snapshots by end offset. */
+    private final TreeMap<Long, MemorySnapshot> snapshots = new TreeMap<>();
 
     @Override
     public OffsetAndEpoch endOffset() {
         if (batches.isEmpty()) {
-            return OffsetAndEpoch.ZERO;
+            MemorySnapshot atStart = snapshots.get(logStartOffset);
+            return atStart != null ? atStart.snapshotId() : new OffsetAndEpoch(logStartOffset, 0);
         }
         Batch last = batches.get(batches.size() - 1);
         return new OffsetAndEpoch(last.nextOffset(), last.epoch());
@@ -62,7 +71,8 @@ final class MockLog implements RaftLog {
             }
         }
         if (found < 0) {
-            return OffsetAndEpoch.ZERO;
+            MemorySnapshot atStart = snapshots.get(logStartOffset);
+            return atStart != null && atStart.snapshotId().epoch() <= epoch ? atStart.snapshotId() : OffsetAndEpoch.ZERO;
         }
         int foundEpoch = batches.get(found).epoch();
         return new OffsetAndEpoch(batches.get(found).nextOffset(), foundEpoch);
@@ -135,6 +145,9 @@ final class MockLog implements RaftLog {
 
     @Override
     public void truncateTo(long offset) {
+        if (offset < logStartOffset) {
+            throw new IllegalArgumentException("truncation to " + offset + " below the log start " + logStartOffset);
+        }
         while (!batches.isEmpty() && batches.get(batches.size() - 1).baseOffset() >= offset) {
             batches.remove(batches.size() - 1);
         }
@@ -155,7 +168,7 @@ final class MockLog implements RaftLog {
         int size = 0;
         boolean started = false;
         for (Batch batch : batches) {
-            if (batch.baseOffset() == startOffset) {
+            if (batch.baseOffset() == startOffset || (startOffset == logStartOffset && batch.nextOffset() > startOffset)) {
                 started = true;
             }
             if (!started) {
@@ -174,6 +187,64 @@ final class MockLog implements RaftLog {
         parts.forEach(out::put);
         out.flip();
         return MemoryRecords.readableRecords(out);
+    }
+
+    @Override
+    public long logStartOffset() {
+        return logStartOffset;
+    }
+
+    @Override
+    public Optional<OffsetAndEpoch> latestSnapshotId() {
+        return snapshots.isEmpty() ? Optional.empty() : Optional.of(snapshots.lastEntry().getValue().snapshotId());
+    }
+
+    @Override
+    public SnapshotWriter createSnapshot(OffsetAndEpoch snapshotId) {
+        if (readSnapshot(snapshotId).isPresent()) {
+            throw new IllegalArgumentException("snapshot " + snapshotId + " exists already");
+        }
+        return new MemorySnapshot(snapshotId, frozen -> snapshots.put(snapshotId.offset(), frozen));
+    }
+
+    @Override
+    public Optional<SnapshotReader> readSnapshot(OffsetAndEpoch snapshotId) {
+        MemorySnapshot snapshot = snapshots.get(snapshotId.offset());
+        return snapshot != null && snapshot.snapshotId().equals(snapshotId) ? Optional.of(snapshot) : Optional.empty();
+    }
+
+    @Override
+    public boolean deleteBeforeSnapshot(long highWatermark) {
+        Optional<OffsetAndEpoch> latest = latestSnapshotId();
+        if (latest.isEmpty() || latest.get().offset() > highWatermark || latest.get().offset() <= logStartOffset) {
+            return false;
+        }
+        long newStart = latest.get().offset();
+        if (newStart > endOffset().offset()) {
+            throw new IllegalStateException("snapshot " + latest.get() + " ends past the log end " + endOffset());
+        }
+        // A batch that straddles the new start stays whole; reads from the log start begin with it.
+        batches.removeIf(batch -> batch.nextOffset() <= newStart);
+        logStartOffset = newStart;
+        flushedOffset = Math.max(flushedOffset, newStart);
+        snapshots.headMap(newStart, false).clear();
+        return true;
+    }
+
+    @Override
+    public void truncateFullyAndStartAt(OffsetAndEpoch snapshotId) {
+        if (readSnapshot(snapshotId).isEmpty()) {
+            throw new IllegalArgumentException("no frozen snapshot " + snapshotId + " to start the log at");
+        }
+        batches.clear();
+        logStartOffset = snapshotId.offset();
+        flushedOffset = snapshotId.offset();
+        snapshots.headMap(snapshotId.offset(), false).clear();
+    }
+
+    /** Every frozen snapshot, by end offset. */
+    Map<Long, MemorySnapshot> snapshots() {
+        return snapshots;
     }
 
     /** A crash: what was not flushed is gone. */

@@ -4,6 +4,9 @@ import io.strata.protocol.ApiMessage;
 import io.strata.protocol.ByteBufferWriter;
 import io.strata.protocol.Reader;
 import io.strata.protocol.message.ApiMessageType;
+import io.strata.protocol.records.DefaultRecordBatch;
+import io.strata.protocol.records.Record;
+import io.strata.protocol.records.RecordBatch;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -12,6 +15,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.PriorityQueue;
 import java.util.Random;
 import java.util.Set;
@@ -31,11 +35,25 @@ import java.util.TreeMap;
  *   <li>a replica's high watermark never goes back while it runs;</li>
  *   <li>every entry below any replica's high watermark is the same entry on every replica that
  *       has reached it (committed data is identical everywhere);</li>
- *   <li>the latest committed entry is durable (flushed) on a majority of voters, so no crash
- *       of a minority can lose it.</li>
+ *   <li>the latest committed entry is durable (flushed, or in a frozen snapshot) on a majority
+ *       of voters, so no crash of a minority can lose it;</li>
+ *   <li>with snapshots ({@link #snapshotEvery}): a replica's log start offset is its latest
+ *       snapshot's end offset, or 0 without a snapshot (SnapshotAtLogStart); every snapshot
+ *       holds exactly the entries below its end offset, each of them already committed, the same
+ *       as everywhere else (so a snapshot never covers uncommitted data, and committed data is
+ *       identical also where part of it lives only in snapshots); a leader never loads a
+ *       snapshot (LeaderNeverLoadSnapshot).</li>
  * </ul>
  * {@link #healAndConverge} then ends every fault and checks that the quorum elects a leader,
- * every replica catches up, and every entry ever committed is still in every log.
+ * every replica catches up, and every entry ever committed is still in every replica's snapshot
+ * or log.
+ *
+ * <p>Snapshots stand in for the controller's (which snapshots every
+ * {@code metadata.log.max.record.bytes.between.snapshots}): every 50 ms each running replica
+ * whose high watermark is {@code n} entries past its latest snapshot snapshots at its high
+ * watermark; the content is the committed entries themselves (offset, epoch, control flag and
+ * value per record), so the simulation can compare it with what it saw committed. The next
+ * poll drops the log prefix behind it.
  */
 final class RaftSimulation {
     /** What the network and the replicas do to each other. */
@@ -56,6 +74,10 @@ final class RaftSimulation {
         int lastEpoch;
         long verifiedUpTo;
         int incarnation;
+        /** The entries of the latest snapshot, decoded and checked (index = offset). */
+        OffsetAndEpoch decodedSnapshotId;
+        List<MockLog.Entry> snapshotEntries = List.of();
+        int snapshotsLoaded;
 
         Node(int id) {
             this.id = id;
@@ -65,7 +87,15 @@ final class RaftSimulation {
             incarnation++;
             int run = incarnation;
             client = new RaftClient(id, voters, CLUSTER_ID, config, log, store, message -> route(message, run), new Random(random.nextLong()),
-                new RaftClient.Listener() { });
+                new RaftClient.Listener() {
+                    @Override
+                    public void onSnapshotLoaded(OffsetAndEpoch snapshotId) {
+                        snapshotsLoaded++;
+                        if (client.isLeader()) {
+                            throw violation("leader " + id + " loaded snapshot " + snapshotId);
+                        }
+                    }
+                });
             client.initialize(nowMs);
             highWatermarkThisRun = 0;
             verifiedUpTo = 0;
@@ -96,6 +126,9 @@ final class RaftSimulation {
     private long sequence;
     private long writes;
     private boolean faultsOn = true;
+    /** Committed entries between snapshots (0: no snapshots). */
+    private int snapshotEveryEntries;
+    private long snapshotsTaken;
 
     RaftSimulation(long seed, int voterCount, RaftConfig config, Faults faults) {
         this(seed, voterCount, 0, config, faults);
@@ -158,6 +191,50 @@ final class RaftSimulation {
         return writes;
     }
 
+    /** Each replica snapshots at its high watermark once that is {@code entries} past its latest snapshot. */
+    RaftSimulation snapshotEvery(int entries) {
+        this.snapshotEveryEntries = entries;
+        return this;
+    }
+
+    long snapshotsTaken() {
+        return snapshotsTaken;
+    }
+
+    /** How many snapshots replica {@code id} has copied from a leader (FetchSnapshot) so far. */
+    int snapshotsLoaded(int id) {
+        return nodes.get(id).snapshotsLoaded;
+    }
+
+    int totalSnapshotsLoaded() {
+        return nodes.values().stream().mapToInt(node -> node.snapshotsLoaded).sum();
+    }
+
+    MockLog log(int id) {
+        return nodes.get(id).log;
+    }
+
+    /** Crashes replica {@code id} at {@code atMs} and restarts it {@code forMs} later. */
+    void scheduleOutage(int id, long atMs, long forMs) {
+        Node node = nodes.get(id);
+        schedule(atMs, () -> {
+            if (node.isUp()) {
+                crash(node);
+            }
+        });
+        schedule(atMs + forMs, () -> restart(node));
+    }
+
+    /** The current leader's id, or -1. */
+    int leaderId() {
+        for (Node node : nodes.values()) {
+            if (node.isUp() && node.client.isLeader()) {
+                return node.id;
+            }
+        }
+        return -1;
+    }
+
     // ------------------------------------------------------------------ running
 
     /** Runs until {@code untilMs} of simulated time, with faults as configured. */
@@ -183,6 +260,11 @@ final class RaftSimulation {
         for (long t = nowMs + 100; t <= untilMs; t += 100) {
             schedule(t, this::maybeInjectFault);
         }
+        if (snapshotEveryEntries > 0) {
+            for (long t = nowMs + 13; t <= untilMs; t += 50) {
+                schedule(t, this::snapshotWhereDue);
+            }
+        }
     }
 
     private void schedule(long timeMs, Runnable action) {
@@ -206,6 +288,109 @@ final class RaftSimulation {
                 }
             }
         }
+    }
+
+    private void snapshotWhereDue() {
+        for (Node node : nodes.values()) {
+            if (node.isUp()) {
+                long highWatermark = node.client.highWatermark();
+                long latest = node.log.latestSnapshotId().map(OffsetAndEpoch::offset).orElse(0L);
+                if (highWatermark - latest >= snapshotEveryEntries) {
+                    takeSnapshot(node, highWatermark);
+                }
+            }
+        }
+    }
+
+    /** Snapshots {@code node} at {@code endOffset}: its latest snapshot's entries, then its log's, up to there. */
+    private void takeSnapshot(Node node, long endOffset) {
+        refreshSnapshot(node);
+        List<byte[]> content = new ArrayList<>();
+        for (long offset = 0; offset < endOffset; offset++) {
+            MockLog.Entry entry = entryAt(node, offset);
+            if (entry == null) {
+                throw violation("node " + node.id + " has no entry at " + offset + " to snapshot below " + endOffset);
+            }
+            content.add(encodeEntry(entry));
+        }
+        OffsetAndEpoch snapshotId = new OffsetAndEpoch(endOffset, entryAt(node, endOffset - 1).epoch());
+        Optional<RecordsSnapshotWriter> writer = node.client.createSnapshot(snapshotId, nowMs);
+        if (writer.isEmpty()) {
+            return;
+        }
+        try (RecordsSnapshotWriter snapshot = writer.get()) {
+            for (int from = 0; from < content.size(); from += 16) {
+                snapshot.append(content.subList(from, Math.min(content.size(), from + 16)), nowMs);
+            }
+            snapshot.freeze(nowMs);
+        }
+        snapshotsTaken++;
+        node.client.poll(nowMs); // drops the log prefix behind the snapshot
+    }
+
+    private static byte[] encodeEntry(MockLog.Entry entry) {
+        ByteBuffer buffer = ByteBuffer.allocate(13 + entry.value().length);
+        buffer.putLong(entry.offset()).putInt(entry.epoch()).put((byte) (entry.control() ? 1 : 0)).put(entry.value());
+        return buffer.array();
+    }
+
+    private static MockLog.Entry decodeEntry(ByteBuffer value) {
+        ByteBuffer buffer = value.duplicate();
+        long offset = buffer.getLong();
+        int epoch = buffer.getInt();
+        boolean control = buffer.get() == 1;
+        byte[] bytes = new byte[buffer.remaining()];
+        buffer.get(bytes);
+        return new MockLog.Entry(offset, epoch, control, bytes);
+    }
+
+    /**
+     * Decodes a replica's latest snapshot when it is new and checks it: header first, footer
+     * last, exactly the entries below its end offset, each one already committed and identical
+     * to what was committed.
+     */
+    private void refreshSnapshot(Node node) {
+        Optional<OffsetAndEpoch> latest = node.log.latestSnapshotId();
+        if (latest.isEmpty() || latest.get().equals(node.decodedSnapshotId)) {
+            return;
+        }
+        List<RecordBatch> batches = node.log.readSnapshot(latest.get()).orElseThrow().batches();
+        if (batches.size() < 2 || !((DefaultRecordBatch) batches.get(0)).isControlBatch()
+            || !((DefaultRecordBatch) batches.get(batches.size() - 1)).isControlBatch()) {
+            throw violation("snapshot " + latest.get() + " of node " + node.id + " lacks its header or footer control batch");
+        }
+        List<MockLog.Entry> entries = new ArrayList<>();
+        for (RecordBatch batch : batches.subList(1, batches.size() - 1)) {
+            for (Record record : ((DefaultRecordBatch) batch).records()) {
+                MockLog.Entry entry = decodeEntry(record.value());
+                if (entry.offset() != entries.size()) {
+                    throw violation("snapshot " + latest.get() + " of node " + node.id + " holds offset " + entry.offset() + " at position " + entries.size());
+                }
+                MockLog.Entry known = committed.get(entry.offset());
+                if (known == null) {
+                    throw violation("snapshot " + latest.get() + " of node " + node.id + " covers uncommitted entry " + describeEntry(entry));
+                }
+                if (!known.sameAs(entry)) {
+                    throw violation("snapshot " + latest.get() + " of node " + node.id + " holds " + describeEntry(entry) + " but " + describeEntry(known)
+                        + " was committed");
+                }
+                entries.add(entry);
+            }
+        }
+        if (entries.size() != latest.get().offset() || (!entries.isEmpty() && entries.get(entries.size() - 1).epoch() != latest.get().epoch())) {
+            throw violation("snapshot " + latest.get() + " of node " + node.id + " holds " + entries.size() + " entries");
+        }
+        node.decodedSnapshotId = latest.get();
+        node.snapshotEntries = entries;
+    }
+
+    /** The entry at {@code offset} in the replica's log, or below its log start in its latest snapshot; null if neither has it. */
+    private MockLog.Entry entryAt(Node node, long offset) {
+        if (offset >= node.log.logStartOffset()) {
+            return node.log.entry(offset);
+        }
+        return offset < node.snapshotEntries.size() && node.log.latestSnapshotId().equals(Optional.ofNullable(node.decodedSnapshotId))
+            ? node.snapshotEntries.get((int) offset) : null;
     }
 
     private void maybeInjectFault() {
@@ -299,13 +484,16 @@ final class RaftSimulation {
         for (Node node : nodes.values()) {
             text.append("  node ").append(node.id).append(": ")
                 .append(node.isUp() ? node.client.state() + " hw=" + node.client.highWatermark() : "down")
-                .append(" log end=").append(node.log.endOffset()).append(" flushed=").append(node.log.flushedOffset()).append('\n');
+                .append(" log start=").append(node.log.logStartOffset()).append(" end=").append(node.log.endOffset())
+                .append(" flushed=").append(node.log.flushedOffset()).append(" snapshot=").append(node.log.latestSnapshotId().orElse(null))
+                .append(" loaded=").append(node.snapshotsLoaded).append('\n');
         }
         return text.toString();
     }
 
     private void checkInvariants() {
         for (Node node : nodes.values()) {
+            checkSnapshotAtLogStart(node);
             if (!node.isUp()) {
                 continue;
             }
@@ -326,7 +514,7 @@ final class RaftSimulation {
             }
             node.highWatermarkThisRun = highWatermark;
             for (long offset = node.verifiedUpTo; offset < highWatermark; offset++) {
-                MockLog.Entry entry = node.log.entry(offset);
+                MockLog.Entry entry = entryAt(node, offset);
                 if (entry == null) {
                     throw violation("node " + node.id + " has no entry at " + offset + " below its high watermark " + highWatermark);
                 }
@@ -341,6 +529,17 @@ final class RaftSimulation {
         checkDurability();
     }
 
+    /** SnapshotAtLogStart: the log starts at 0 without a snapshot, else at the latest snapshot's end; the snapshot checks out. */
+    private void checkSnapshotAtLogStart(Node node) {
+        long logStart = node.log.logStartOffset();
+        Optional<OffsetAndEpoch> latest = node.log.latestSnapshotId();
+        long expected = latest.map(OffsetAndEpoch::offset).orElse(0L);
+        if (logStart != expected) {
+            throw violation("node " + node.id + " log starts at " + logStart + " but its latest snapshot is " + latest);
+        }
+        refreshSnapshot(node);
+    }
+
     private void checkDurability() {
         if (committed.isEmpty()) {
             return;
@@ -352,8 +551,9 @@ final class RaftSimulation {
             if (!voters.contains(node.id)) {
                 continue;
             }
-            MockLog.Entry held = node.log.entry(latest);
-            if (held != null && held.sameAs(entry) && latest < node.log.flushedOffset()) {
+            MockLog.Entry held = entryAt(node, latest);
+            boolean onDisk = latest < node.log.logStartOffset() || latest < node.log.flushedOffset(); // frozen snapshots are durable
+            if (held != null && held.sameAs(entry) && onDisk) {
                 durable++;
             }
         }
@@ -398,7 +598,7 @@ final class RaftSimulation {
                 throw violation("node " + node.id + " log end " + node.log.endOffset() + " != leader log end " + end);
             }
             for (Map.Entry<Long, MockLog.Entry> known : committed.entrySet()) {
-                MockLog.Entry held = node.log.entry(known.getKey());
+                MockLog.Entry held = entryAt(node, known.getKey());
                 if (held == null || !held.sameAs(known.getValue())) {
                     throw violation("node " + node.id + " lost committed entry " + describeEntry(known.getValue()));
                 }

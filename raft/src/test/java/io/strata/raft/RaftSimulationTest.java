@@ -62,4 +62,26 @@ class RaftSimulationTest {
         simulation.healAndConverge(1_000);
         assertThat(simulation.committedCount()).as("progress").isGreaterThan(100);
     }
+
+    /** Small chunks, so that a snapshot takes several FetchSnapshot round trips. */
+    static final RaftConfig SNAPSHOT_CONFIG = CONFIG.withFetchSnapshotMaxBytes(512);
+
+    /**
+     * Snapshots every 20 committed entries with the log prefix dropped behind them, crashes that
+     * lose unflushed data, a lossy network, and one replica (chosen by the seed) down for 6 s,
+     * long enough that the leader has deleted the entries it needs: it must catch up by
+     * FetchSnapshot.
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
+    void threeVotersSnapshotAndDropTheLogPrefixUnderCrashes(long seed) {
+        RaftSimulation simulation = new RaftSimulation(seed, 3, 1, SNAPSHOT_CONFIG, new RaftSimulation.Faults(0.02, 20, 0.4, 0.1))
+            .snapshotEvery(20);
+        simulation.scheduleOutage(1 + (int) (seed % 3), 5_000, 6_000);
+        simulation.run(25_000);
+        simulation.healAndConverge(15_000);
+        assertThat(simulation.committedCount()).as("progress").isGreaterThan(10);
+        assertThat(simulation.snapshotsTaken()).as("snapshots").isGreaterThan(0);
+        assertThat(simulation.totalSnapshotsLoaded()).as("snapshots copied by FetchSnapshot").isGreaterThan(0);
+    }
 }
