@@ -59,28 +59,31 @@ final class ClusterSnapshot {
         Set<String> names = new java.util.TreeSet<>(admin.listTopics().names().get(TIMEOUT_MS, TimeUnit.MILLISECONDS));
         Map<String, TopicDescription> descriptions = admin.describeTopics(names).allTopicNames().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
         List<Topic> topics = new ArrayList<>();
-        for (String name : names) {
-            TopicDescription description = descriptions.get(name);
-            List<TopicPartition> partitions = description.partitions().stream().map(info -> new TopicPartition(name, info.partition()))
-                .sorted(java.util.Comparator.comparingInt(TopicPartition::partition)).toList();
-            List<Partition> contents = new ArrayList<>();
-            for (TopicPartition partition : partitions) {
-                contents.add(partition(admin, bootstrap, partition));
+        try (KafkaConsumer<byte[], byte[]> uncommitted = consumer(bootstrap, "read_uncommitted");
+             KafkaConsumer<byte[], byte[]> committed = consumer(bootstrap, "read_committed")) {
+            for (String name : names) {
+                TopicDescription description = descriptions.get(name);
+                List<Partition> contents = new ArrayList<>();
+                for (int partition : description.partitions().stream().map(info -> info.partition()).sorted().toList()) {
+                    contents.add(partition(admin, uncommitted, committed, new TopicPartition(name, partition)));
+                }
+                topics.add(new Topic(name, description.topicId().toString(),
+                    dynamicConfigs(admin, new ConfigResource(ConfigResource.Type.TOPIC, name), ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG), contents));
             }
-            topics.add(new Topic(name, description.topicId().toString(),
-                dynamicConfigs(admin, new ConfigResource(ConfigResource.Type.TOPIC, name), ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG), contents));
         }
         return topics;
     }
 
-    static Partition partition(Admin admin, String bootstrap, TopicPartition partition) throws Exception {
+    /** One partition read with both isolation levels, by a read_uncommitted and a read_committed consumer. */
+    static Partition partition(Admin admin, KafkaConsumer<byte[], byte[]> uncommittedConsumer, KafkaConsumer<byte[], byte[]> committedConsumer,
+                               TopicPartition partition) throws Exception {
         long logStartOffset = admin.listOffsets(Map.of(partition, OffsetSpec.earliest())).partitionResult(partition)
             .get(TIMEOUT_MS, TimeUnit.MILLISECONDS).offset();
         long endOffset = admin.listOffsets(Map.of(partition, OffsetSpec.latest())).partitionResult(partition)
             .get(TIMEOUT_MS, TimeUnit.MILLISECONDS).offset();
-        List<ConsumerRecord<byte[], byte[]>> uncommitted = read(bootstrap, partition, "read_uncommitted", endOffset);
+        List<ConsumerRecord<byte[], byte[]>> uncommitted = read(uncommittedConsumer, partition, endOffset);
         Set<Long> committedOffsets = new HashSet<>();
-        for (ConsumerRecord<byte[], byte[]> record : read(bootstrap, partition, "read_committed", endOffset)) {
+        for (ConsumerRecord<byte[], byte[]> record : read(committedConsumer, partition, endOffset)) {
             committedOffsets.add(record.offset());
         }
         List<RecordEntry> records = new ArrayList<>();
@@ -93,29 +96,39 @@ final class ClusterSnapshot {
         return new Partition(partition.partition(), logStartOffset, endOffset, records);
     }
 
-    /**
-     * Every record of {@code partition} from its log start up to {@code endOffset}, with the
-     * given isolation. Ends when the position reaches {@code endOffset} (it passes markers and
-     * aborted data too); fails after {@link #TIMEOUT_MS}.
-     */
-    static List<ConsumerRecord<byte[], byte[]>> read(String bootstrap, TopicPartition partition, String isolation, long endOffset) {
+    static KafkaConsumer<byte[], byte[]> consumer(String bootstrap, String isolation) {
         Properties properties = clientProperties(bootstrap);
         properties.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
         properties.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         properties.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        return new KafkaConsumer<>(properties);
+    }
+
+    /** {@link #read(KafkaConsumer, TopicPartition, long)} with a consumer of its own at {@code isolation}. */
+    static List<ConsumerRecord<byte[], byte[]>> read(String bootstrap, TopicPartition partition, String isolation, long endOffset) {
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer(bootstrap, isolation)) {
+            return read(consumer, partition, endOffset);
+        }
+    }
+
+    /**
+     * Every record of {@code partition} from its log start up to {@code endOffset}, at the
+     * consumer's isolation level (the consumer is assigned that partition alone). Ends when the
+     * position reaches {@code endOffset} (it passes markers and aborted data too); fails after
+     * {@link #TIMEOUT_MS}.
+     */
+    static List<ConsumerRecord<byte[], byte[]>> read(KafkaConsumer<byte[], byte[]> consumer, TopicPartition partition, long endOffset) {
         List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(properties)) {
-            consumer.assign(List.of(partition));
-            consumer.seekToBeginning(List.of(partition));
-            long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
-            while (consumer.position(partition) < endOffset) {
-                if (System.nanoTime() > deadlineNanos) {
-                    throw new IllegalStateException(isolation + " read of " + partition + " stuck at " + consumer.position(partition)
-                        + " before end offset " + endOffset + " after " + records.size() + " records");
-                }
-                consumer.poll(Duration.ofMillis(200)).records(partition).forEach(records::add);
+        consumer.assign(List.of(partition));
+        consumer.seekToBeginning(List.of(partition));
+        long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+        while (consumer.position(partition) < endOffset) {
+            if (System.nanoTime() > deadlineNanos) {
+                throw new IllegalStateException("read of " + partition + " stuck at " + consumer.position(partition) + " before end offset "
+                    + endOffset + " after " + records.size() + " records");
             }
+            consumer.poll(Duration.ofMillis(200)).records(partition).forEach(records::add);
         }
         return records;
     }
