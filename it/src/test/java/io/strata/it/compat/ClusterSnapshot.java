@@ -93,7 +93,11 @@ final class ClusterSnapshot {
         if (!committedOffsets.stream().allMatch(offset -> uncommitted.stream().anyMatch(record -> record.offset() == offset))) {
             throw new IllegalStateException("read_committed returned records read_uncommitted did not: " + partition);
         }
-        return new Partition(partition.partition(), logStartOffset, endOffset, records);
+        List<CompatManifest.Producer> producers = admin.describeProducers(List.of(partition)).partitionResult(partition)
+            .get(TIMEOUT_MS, TimeUnit.MILLISECONDS).activeProducers().stream()
+            .map(state -> new CompatManifest.Producer(state.producerId(), state.producerEpoch(), state.lastSequence(), state.lastTimestamp()))
+            .sorted(java.util.Comparator.comparingLong(CompatManifest.Producer::producerId)).toList();
+        return new Partition(partition.partition(), logStartOffset, endOffset, records, producers);
     }
 
     static KafkaConsumer<byte[], byte[]> consumer(String bootstrap, String isolation) {

@@ -47,10 +47,14 @@ record CompatManifest(
 
     /**
      * One partition: log start offset (ListOffsets earliest), end offset (the high watermark),
-     * and every record read_uncommitted returns, in offset order. Control records (transaction
-     * markers) are not listed; they take offsets, so offsets have gaps.
+     * every record read_uncommitted returns, in offset order, and the producers DescribeProducers
+     * lists (idempotent and transactional state: what deduplication and fencing go by), by id.
+     * Control records (transaction markers) are not listed; they take offsets, so offsets have gaps.
      */
-    record Partition(int partition, long logStartOffset, long endOffset, List<RecordEntry> records) {
+    record Partition(int partition, long logStartOffset, long endOffset, List<RecordEntry> records, List<Producer> producers) {
+    }
+
+    record Producer(long producerId, int producerEpoch, int lastSequence, long lastTimestamp) {
     }
 
     /**

@@ -203,6 +203,13 @@ class DataDirectoryCompatibilityTest {
             List<RecordEntry> expectedRecords = new ArrayList<>(want.records());
             expectedRecords.addAll(added.records());
             assertThat(got.records()).as(name + " records (read_uncommitted; aborted = absent from read_committed)").isEqualTo(expectedRecords);
+            if (added.records().isEmpty()) {
+                assertThat(got.producers()).as(name + " producers").isEqualTo(want.producers());
+            } else {
+                // Written to here: the fixture's producers are still known (a transactional one at a bumped epoch).
+                assertThat(got.producers()).extracting(CompatManifest.Producer::producerId).as(name + " producer ids")
+                    .containsAll(want.producers().stream().map(CompatManifest.Producer::producerId).toList());
+            }
         }
     }
 

@@ -317,6 +317,9 @@ public final class MakeCompatFixture {
         check(manifest.groups().stream().allMatch(group -> !group.offsets().isEmpty()), "every group has offsets: " + manifest.groups());
         check(manifest.topics().stream().flatMap(topic -> topic.partitions().stream()).flatMap(partition -> partition.records().stream())
             .filter(CompatManifest.RecordEntry::aborted).count() == 3, "three aborted records");
+        var idempotent = manifest.topics().stream().filter(topic -> topic.name().equals("idempotent")).findFirst().orElseThrow().partitions().get(0);
+        check(idempotent.producers().size() == 1 && idempotent.producers().get(0).lastSequence() == 11,
+            "idempotent-0 has one producer at sequence 11: " + idempotent.producers());
         check(manifest.brokerConfigs().values().stream().allMatch(configs -> !configs.isEmpty()), "dynamic broker configs: " + manifest.brokerConfigs());
         check(manifest.transactions().get(0).state().equals("COMPLETE_COMMIT"), "transaction state: " + manifest.transactions());
     }
