@@ -82,10 +82,11 @@ class DataDirectoryCompatibilityTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("fixtures")
-    void everythingTheOldReleaseWroteSurvivesRecoveryWithoutTheCleanShutdownMarker(String fixture) throws Exception {
+    void everythingTheOldReleaseWroteSurvivesRecoveryFromItsFirstOffsetWithoutTheCleanShutdownMarker(String fixture) throws Exception {
         CompatManifest manifest = manifest(fixture);
         Path dataDir = unpack(fixture, tempDir.resolve("data"));
         Files.delete(dataDir.resolve(LogManager.CLEAN_SHUTDOWN_FILE));
+        resetRecoveryPoints(dataDir);
         try (FixtureServer server = new FixtureServer(dataDir, manifest.serverProperties(), clockStartingJustAfter(manifest))) {
             assertThat(server.server().isRecoveringFromUncleanShutdown()).isTrue();
             verify(server, manifest, Map.of(), true);
@@ -140,6 +141,23 @@ class DataDirectoryCompatibilityTest {
         }
         assertThat(target.resolve(LogManager.CLEAN_SHUTDOWN_FILE)).as("the fixture was shut down cleanly").exists();
         return target;
+    }
+
+    /**
+     * A crash image older than any flush: every recovery point back to 0 (the old release's
+     * checkpoint format: a version line, a count line, then "topic partition offset" lines), so
+     * that recovery reads every segment again and rebuilds their indexes and producer state.
+     */
+    private static void resetRecoveryPoints(Path dataDir) throws IOException {
+        Path checkpoint = dataDir.resolve("recovery-point-offset-checkpoint");
+        List<String> lines = Files.readAllLines(checkpoint, StandardCharsets.UTF_8);
+        assertThat(lines).as(checkpoint.toString()).hasSizeGreaterThan(2);
+        List<String> reset = new ArrayList<>(lines.subList(0, 2));
+        for (String line : lines.subList(2, lines.size())) {
+            reset.add(line.substring(0, line.lastIndexOf(' ')) + " 0");
+        }
+        assertThat(reset).as("recovery points moved back").isNotEqualTo(lines);
+        Files.write(checkpoint, reset, StandardCharsets.UTF_8);
     }
 
     /** The wall clock of the servers in one test: starts one second after the fixture's last write, then runs at real speed. */
