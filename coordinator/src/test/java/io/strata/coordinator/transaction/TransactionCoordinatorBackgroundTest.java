@@ -107,6 +107,11 @@ class TransactionCoordinatorBackgroundTest {
         assertThat(get(coordinator.describe("t")).state()).isEqualTo("Ongoing");
 
         timers.advance(SCAN_INTERVAL_MS);
+        // The abort's PrepareAbort write, markers and CompleteAbort write finish on the coordinator's thread after the scan.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!"CompleteAbort".equals(get(coordinator.describe("t")).state()) && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
         assertThat(get(coordinator.describe("t")).state()).isEqualTo("CompleteAbort");
         assertThat(markers.written).containsExactly("ABORT orders-0 pid=" + init.producerId() + " epoch=" + (init.producerEpoch() + 1));
         assertThat(errors.count(TransactionCoordinator.TIMEOUT_TASK)).isEqualTo(1);
