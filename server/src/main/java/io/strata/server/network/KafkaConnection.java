@@ -216,6 +216,14 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
 
     /** Allocates the next frame's buffer; its bytes are reserved. */
     private void startNextFrame() {
+        if (unframed != null && unframed.readableBytes() == nextFrameSize) {
+            // The read holds exactly this frame, as when a client sends a request and waits for
+            // its answer: the read buffer becomes the frame, without a copy.
+            ByteBuf frame = unframed;
+            unframed = null; // owned by the frame from here: closing must not release it twice
+            completeFrame(frame);
+            return;
+        }
         try {
             nextFrame = channel.alloc().buffer(nextFrameSize, nextFrameSize);
         } catch (OutOfMemoryError e) {
@@ -234,12 +242,18 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
             nextFrame.writeBytes(unframed, Math.min(nextFrame.writableBytes(), unframed.readableBytes()));
         }
         if (nextFrame.writerIndex() == nextFrameSize) {
-            completeFrame = nextFrame;
-            completeFrameReservedBytes = nextFrameSize;
+            ByteBuf frame = nextFrame;
             nextFrame = null;
-            nextFrameSize = -1;
-            maybeDispatch();
+            completeFrame(frame);
         }
+    }
+
+    /** {@code frame}'s readable bytes are the next frame, whole; its {@code nextFrameSize} bytes are reserved. */
+    private void completeFrame(ByteBuf frame) {
+        completeFrame = frame;
+        completeFrameReservedBytes = nextFrameSize;
+        nextFrameSize = -1;
+        maybeDispatch();
     }
 
     /** The pool granted the next frame's reservation. Event loop. */
