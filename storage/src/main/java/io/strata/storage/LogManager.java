@@ -663,4 +663,9 @@ public final class LogManager implements Closeable {
             throw failure;
         }
     }
+
+    /** Whether every log this manager opens fsyncs before acknowledging ({@code strata.fsync=on-ack}). */
+    public boolean fsyncOnAck() {
+        return settings.fsyncOnAck();
+    }
 }

@@ -395,9 +395,8 @@ public final class ReplicaManager implements MetadataPublisher {
         for (Map.Entry<TopicPartition, MemoryRecords> entry : entries.entrySet()) {
             results.put(entry.getKey(), appendToPartition(entry.getKey(), entry.getValue(), internalTopicsAllowed, origin, verifyTransactions));
         }
-        // acks=1 waits only for an fsync-on-ack; acks=0 is never answered.
-        boolean waitsForFsync = requiredAcks == 1 && results.entrySet().stream().anyMatch(entry -> entry.getValue().error() == ErrorCode.NONE
-            && partitions.get(entry.getKey()) != null && partitions.get(entry.getKey()).log().fsyncOnAck());
+        // acks=1 waits only for an fsync-on-ack (a broker-wide setting every partition's log shares); acks=0 is never answered.
+        boolean waitsForFsync = requiredAcks == 1 && logManager.fsyncOnAck();
         if (requiredAcks != -1 && !waitsForFsync || results.values().stream().allMatch(r -> r.error() != ErrorCode.NONE)) {
             callback.accept(results);
             return;
