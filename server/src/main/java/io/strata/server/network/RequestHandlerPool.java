@@ -54,6 +54,7 @@ public final class RequestHandlerPool implements AutoCloseable {
             while (!stopRequested && (running || channel.size() > 0)) {
                 Request request;
                 long idleStart = System.nanoTime();
+                long dequeued;
                 idleSince = idleStart;
                 try {
                     request = channel.poll(POLL_TIMEOUT_MS);
@@ -61,12 +62,12 @@ public final class RequestHandlerPool implements AutoCloseable {
                     Thread.currentThread().interrupt();
                     return;
                 } finally {
-                    long dequeued = System.nanoTime();
+                    dequeued = System.nanoTime();
                     idleSince = 0;
                     idleNanos.add(dequeued - idleStart);
                 }
                 if (request != null) {
-                    handle(request);
+                    handle(request, dequeued);
                 }
             }
         }
@@ -91,8 +92,8 @@ public final class RequestHandlerPool implements AutoCloseable {
         }
     }
 
-    private void handle(Request request) {
-        request.markDequeued(System.nanoTime());
+    private void handle(Request request, long dequeuedNanos) {
+        request.markDequeued(dequeuedNanos);
         try {
             dispatcher.dispatch(request);
             request.markLocalComplete(System.nanoTime());
