@@ -721,7 +721,6 @@ public final class UnifiedLog implements Closeable {
         this.rollListener = listener;
     }
 
-    /** Fsyncs everything below {@code offset} and moves the recovery point there. */
     /** Test seam: runs in {@link #flush} before the fsync up to {@code target}; may block or throw to slow or fail it. */
     public interface FsyncHook {
         void beforeFsync(long target) throws IOException;
@@ -734,6 +733,7 @@ public final class UnifiedLog implements Closeable {
         this.beforeFsync = hook;
     }
 
+    /** Fsyncs everything below {@code offset} and moves the recovery point there. */
     public void flush(long offset) throws IOException {
         long target = Math.min(offset, logEnd.messageOffset());
         if (target <= recoveryPoint) {
