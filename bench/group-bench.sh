@@ -151,25 +151,8 @@ used_heap_bytes() { # PID
 
 # --- Apache Kafka ---------------------------------------------------------------------------------
 
-JVM_PERF=(-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35
-          -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true)
-TOOLS_LOG="-Dlog4j2.configurationFile=$BENCH/broker/log4j2-tools.properties"
-BROKER_LOG="-Dlog4j2.configurationFile=$BENCH/broker/log4j2-broker.properties"
+setup_kafka
 GROUPS_LOG="-Dlog4j2.configurationFile=$BENCH/broker/log4j2-groups.properties"
-
-BENCH_KAFKA_VERSION=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$BENCH/broker/pom.xml" | head -1)
-CP_FILE="$BENCH/broker/target/classpath.txt"
-if [[ ! -s "$CP_FILE" || "$BENCH/broker/pom.xml" -nt "$CP_FILE" ]]; then
-  log "resolving Apache Kafka $BENCH_KAFKA_VERSION from Maven Central"
-  mkdir -p "$BENCH/broker/target"
-  lock
-  (cd "$ROOT" && ./mvnw -q -B -f bench/broker/pom.xml dependency:build-classpath \
-      -Dmdep.outputFile="$CP_FILE" 9>&-) >"$RES/logs/resolve-kafka.log" 2>&1
-  rc=$?
-  unlock
-  [[ $rc == 0 ]] || die "could not resolve Kafka (see $RES/logs/resolve-kafka.log)"
-fi
-KCP="$(cat "$CP_FILE")"
 
 mkdir -p "$WORK/classes"
 javac -nowarn -d "$WORK/classes" -cp "$KCP" "$BENCH/broker/BenchAdmin.java" "$BENCH/broker/BenchGroups.java" "$BENCH/broker/BenchRuns.java" \

@@ -1,9 +1,9 @@
 # Shared by the side-by-side benchmark scripts (broker-bench.sh, group-bench.sh, eos-bench.sh):
 # logging, the build lock, process control, readiness probes, /proc accounting, and starting
 # Apache Kafka. Sourced, not run. Expects from the script: LOCK (the lock file, opened on fd 9 by
-# the script), KAFKA_PID / STRATA_PID / WORK (for cleanup), KCP, JVM_PERF, TOOLS_LOG and BROKER_LOG
-# (for the Kafka functions), KAFKA_PORT / KAFKA_CONTROLLER_PORT / STRATA_PORT, and ROOT, RES,
-# STRATA_REF / STRATA_JAR_SRC (for prepare_strata).
+# the script), KAFKA_PID / STRATA_PID / WORK (for cleanup), KAFKA_PORT / KAFKA_CONTROLLER_PORT /
+# STRATA_PORT, and ROOT, BENCH, RES, STRATA_REF / STRATA_JAR_SRC (for prepare_strata).
+# setup_kafka sets KCP, JVM_PERF, TOOLS_LOG and BROKER_LOG, which the Kafka functions use.
 
 log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -19,6 +19,30 @@ stop_pid() { # PID: TERM, up to 30 s, then KILL. Only ever called with a PID thi
   log "pid $pid did not stop in 30 s; killing it"
   kill -KILL "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
+}
+
+# Apache Kafka's jars (bench/broker/pom.xml) and the JVM settings of Kafka's own scripts: sets
+# BENCH_KAFKA_VERSION, KCP (the jars' classpath, resolved once into bench/broker/target, offline
+# first since they are usually cached), JVM_PERF, TOOLS_LOG and BROKER_LOG.
+setup_kafka() {
+  JVM_PERF=(-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35
+            -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true)
+  TOOLS_LOG="-Dlog4j2.configurationFile=$BENCH/broker/log4j2-tools.properties"
+  BROKER_LOG="-Dlog4j2.configurationFile=$BENCH/broker/log4j2-broker.properties"
+  BENCH_KAFKA_VERSION=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$BENCH/broker/pom.xml" | head -1)
+  local cp_file="$BENCH/broker/target/classpath.txt" rc
+  if [[ ! -s "$cp_file" || "$BENCH/broker/pom.xml" -nt "$cp_file" ]]; then
+    log "resolving Apache Kafka $BENCH_KAFKA_VERSION"
+    mkdir -p "$BENCH/broker/target"
+    lock
+    (cd "$ROOT" && { ./mvnw -q -o -B -f bench/broker/pom.xml dependency:build-classpath -Dmdep.outputFile="$cp_file" 9>&- \
+        || ./mvnw -q -B -f bench/broker/pom.xml dependency:build-classpath -Dmdep.outputFile="$cp_file" 9>&-; }) \
+        >"$RES/logs/resolve-kafka.log" 2>&1
+    rc=$?
+    unlock
+    [[ $rc == 0 ]] || die "could not resolve Kafka (see $RES/logs/resolve-kafka.log)"
+  fi
+  KCP="$(cat "$cp_file")"
 }
 
 cleanup() {
