@@ -219,7 +219,7 @@ class EveryAdvertisedVersionTest {
             case PRODUCE:
                 return produce("data");
             case FETCH: {
-                var image = server.server().controller().image();
+                var image = server.server().metadata().image();
                 FetchRequestData fetch = new FetchRequestData().setMaxWaitMs(0).setMinBytes(1).setMaxBytes(1 << 20)
                     .setSessionEpoch(-1).setReplicaId(-1);
                 fetch.topics().add(new FetchRequestData.FetchTopic().setTopic("data").setTopicId(image.topic("data").id())

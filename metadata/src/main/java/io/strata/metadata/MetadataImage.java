@@ -84,6 +84,11 @@ public final class MetadataImage {
         return nextProducerId;
     }
 
+    /** This image at another offset (an image applied before its batch's offsets were known). */
+    public MetadataImage withOffset(long newOffset) {
+        return newOffset == offset ? this : new MetadataImage(newOffset, topicsByName, topicsById, configs, features, brokers, nextProducerId);
+    }
+
     /** Applies records read from (or just written to) the log; {@code lastOffset} is the offset of the last one. */
     public MetadataImage apply(List<ApiMessage> records, long lastOffset) {
         Builder builder = new Builder(this);

@@ -78,16 +78,24 @@ public final class QuorumState {
         if (logEnd.epoch() > stored.epoch()) {
             LOG.warn("Node {}: the log's last epoch {} is above the quorum state's epoch {}; resuming unattached in epoch {}",
                 localId, logEnd.epoch(), stored.epoch(), logEnd.epoch());
-            state = new UnattachedState(logEnd.epoch(), ElectionState.NONE, electionTimer(nowMs));
+            state = new UnattachedState(logEnd.epoch(), ElectionState.NONE, initialElectionTimer(nowMs));
         } else if (stored.leaderId() == localId && isVoter()) {
-            state = new ResignedState(stored.epoch(), localId, voters, List.of(), electionTimer(nowMs), nowMs);
+            state = new ResignedState(stored.epoch(), localId, voters, List.of(), initialElectionTimer(nowMs), nowMs);
         } else if (stored.hasLeader() && stored.leaderId() != localId) {
             state = new FollowerState(stored.epoch(), stored.leaderId(), stored.votedId(), fetchTimer(nowMs), highWatermark);
         } else {
-            state = new UnattachedState(stored.epoch(), stored.votedId(), electionTimer(nowMs));
+            state = new UnattachedState(stored.epoch(), stored.votedId(), initialElectionTimer(nowMs));
         }
         persist(state);
         LOG.info("Node {} starts as {}", localId, state);
+    }
+
+    /**
+     * The only voter has nobody to wait for: it stands for election at the first poll (as Kafka's
+     * does), so a single node leads at once after a start instead of after an election timeout.
+     */
+    private Timer initialElectionTimer(long nowMs) {
+        return voters.equals(Set.of(localId)) ? new Timer(nowMs) : electionTimer(nowMs);
     }
 
     public int localId() {

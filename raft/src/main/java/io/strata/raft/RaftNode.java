@@ -2,13 +2,23 @@ package io.strata.raft;
 
 import io.strata.common.Time;
 import io.strata.protocol.ApiMessage;
+import io.strata.protocol.ByteBufferWriter;
 import io.strata.protocol.message.ApiMessageType;
+import io.strata.protocol.message.DescribeQuorumResponseData;
+import io.strata.protocol.records.DefaultRecordBatch;
+import io.strata.protocol.records.MemoryRecords;
+import io.strata.protocol.records.Record;
+import io.strata.protocol.records.RecordBatch;
+import io.strata.protocol.records.Records;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -43,7 +53,11 @@ public final class RaftNode implements AutoCloseable {
         CompletableFuture<ApiMessage> send(int destination, ApiMessageType api, short version, ApiMessage request);
     }
 
-    private sealed interface Event permits Inbound, Append, Stop {
+    private sealed interface Event permits Inbound, Append, Stop, Task {
+    }
+
+    /** Work that must run on the quorum's thread (it reads the client's state). */
+    private record Task(Runnable work, CompletableFuture<?> result) implements Event {
     }
 
     /** Ends the thread after resigning if {@code resign}. */
@@ -65,6 +79,7 @@ public final class RaftNode implements AutoCloseable {
     private final Map<Long, CompletableFuture<ApiMessage>> owedAnswers = new HashMap<>();
     private final AtomicLong nextInboundCorrelationId = new AtomicLong();
     private final Thread thread;
+    private final CommitReader commits;
     private volatile boolean running = true;
     private volatile int publishedEpoch;
     private volatile int publishedLeaderId = -1;
@@ -75,10 +90,44 @@ public final class RaftNode implements AutoCloseable {
      */
     public RaftNode(int localId, Set<Integer> voters, String clusterId, RaftConfig config, RaftLog log, QuorumStateStore store,
                     RequestSender sender, Time time, java.util.Random random, RaftClient.Listener listener) {
+        this(localId, voters, clusterId, config, log, store, sender, time, random, listener, null);
+    }
+
+    /**
+     * @param listener told about committed offsets and leader changes, on the quorum's thread
+     * @param commits  if not null, given every committed batch and snapshot ({@link CommitListener}), on the quorum's thread;
+     *                 the latest snapshot and the committed part of the log are delivered as the quorum learns the high watermark
+     */
+    public RaftNode(int localId, Set<Integer> voters, String clusterId, RaftConfig config, RaftLog log, QuorumStateStore store,
+                    RequestSender sender, Time time, java.util.Random random, RaftClient.Listener listener, CommitListener commits) {
         this.localId = localId;
         this.sender = sender;
         this.time = time;
-        this.client = new RaftClient(localId, voters, clusterId, config, log, store, this::transmit, random, listener);
+        this.commits = commits == null ? null : new CommitReader(log, commits);
+        RaftClient.Listener events = this.commits == null ? listener : new RaftClient.Listener() {
+            @Override
+            public void onHighWatermark(long highWatermark) {
+                listener.onHighWatermark(highWatermark);
+                RaftNode.this.commits.deliverUpTo(highWatermark);
+            }
+
+            @Override
+            public void onLeaderChange(int epoch, int leaderId) {
+                listener.onLeaderChange(epoch, leaderId);
+                // A replica that led this epoch before a restart resumes Resigned: it names itself but must not act as the leader.
+                commits.handleLeaderChange(epoch, leaderId == localId && !client.isLeader() ? -1 : leaderId);
+            }
+
+            @Override
+            public void onSnapshotLoaded(OffsetAndEpoch snapshotId) {
+                listener.onSnapshotLoaded(snapshotId);
+                RaftNode.this.commits.deliverSnapshot(snapshotId);
+            }
+        };
+        if (this.commits != null) {
+            this.commits.start();
+        }
+        this.client = new RaftClient(localId, voters, clusterId, config, log, store, this::transmit, random, events);
         this.client.initialize(time.milliseconds());
         publish();
         this.thread = new Thread(this::run, "strata-raft-" + localId);
@@ -138,6 +187,50 @@ public final class RaftNode implements AutoCloseable {
         return result;
     }
 
+    /** The quorum as DescribeQuorum reports it, read on the quorum's thread. */
+    public CompletableFuture<DescribeQuorumResponseData.PartitionData> describeQuorum() {
+        return call(() -> client.describeQuorum(time.milliseconds()));
+    }
+
+    /**
+     * Writes a snapshot of the committed state below {@code snapshotId.offset()} with these data
+     * records, on the quorum's thread; completes with whether one was written (false when a
+     * snapshot at or past that offset exists). The log prefix it covers is dropped by a later poll.
+     */
+    public CompletableFuture<Boolean> createSnapshot(OffsetAndEpoch snapshotId, long lastContainedLogTimestampMs, List<byte[]> values) {
+        return call(() -> {
+            Optional<RecordsSnapshotWriter> writer = client.createSnapshot(snapshotId, lastContainedLogTimestampMs);
+            if (writer.isEmpty()) {
+                return false;
+            }
+            try (RecordsSnapshotWriter snapshot = writer.get()) {
+                int from = 0;
+                while (from < values.size()) {
+                    int to = Math.min(values.size(), from + 1000);
+                    snapshot.append(values.subList(from, to), lastContainedLogTimestampMs);
+                    from = to;
+                }
+                snapshot.freeze(lastContainedLogTimestampMs);
+            }
+            return true;
+        });
+    }
+
+    private <T> CompletableFuture<T> call(java.util.function.Supplier<T> work) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        Task task = new Task(() -> {
+            try {
+                result.complete(work.get());
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e);
+            }
+        }, result);
+        if (!offer(task)) {
+            result.completeExceptionally(new IllegalStateException("the quorum of node " + localId + " is busy or stopped"));
+        }
+        return result;
+    }
+
     private boolean offer(Event event) {
         return running && queue.offer(event);
     }
@@ -192,6 +285,8 @@ public final class RaftNode implements AutoCloseable {
             client.receive(inbound.message());
         } else if (event instanceof Append append) {
             append.result().complete(client.append(append.values(), nowMs));
+        } else if (event instanceof Task task) {
+            task.work().run();
         } else if (event instanceof Stop stop) {
             if (stop.resign()) {
                 client.resign(nowMs);
@@ -229,11 +324,122 @@ public final class RaftNode implements AutoCloseable {
         running = false;
         thread.interrupt();
         thread.join(5_000);
+        Event left;
+        while ((left = queue.poll()) != null) {
+            if (left instanceof Task task) {
+                task.result().completeExceptionally(new IllegalStateException("the quorum of node " + localId + " stopped"));
+            } else if (left instanceof Append append) {
+                append.result().complete(-1L);
+            }
+        }
         synchronized (owedAnswers) {
             for (CompletableFuture<ApiMessage> answer : owedAnswers.values()) {
                 answer.completeExceptionally(new IllegalStateException("the quorum of node " + localId + " stopped"));
             }
             owedAnswers.clear();
+        }
+    }
+
+    /**
+     * Reads what the quorum committed out of the log, on the quorum's thread, and hands it to a
+     * {@link CommitListener}: each batch once, in order, from the latest snapshot's end.
+     */
+    static final class CommitReader {
+        /** The most bytes read from the log at once. */
+        private static final int READ_BYTES = 1 << 20;
+        private final RaftLog log;
+        private final CommitListener listener;
+        /** The next offset to deliver (a batch boundary). */
+        private long nextOffset;
+
+        CommitReader(RaftLog log, CommitListener listener) {
+            this.log = log;
+            this.listener = listener;
+        }
+
+        /** At start: the latest snapshot, if any; the log is delivered from its end. */
+        void start() {
+            Optional<OffsetAndEpoch> snapshot = log.latestSnapshotId();
+            if (snapshot.isPresent()) {
+                deliverSnapshot(snapshot.get());
+            } else {
+                nextOffset = log.logStartOffset();
+            }
+        }
+
+        void deliverSnapshot(OffsetAndEpoch snapshotId) {
+            SnapshotReader reader = log.readSnapshot(snapshotId).orElseThrow(() -> new IllegalStateException("snapshot " + snapshotId + " vanished"));
+            List<byte[]> values = new ArrayList<>();
+            long lastContainedTimestampMs = -1;
+            for (RecordBatch entry : reader.batches()) {
+                DefaultRecordBatch batch = (DefaultRecordBatch) entry;
+                if (batch.isControlBatch()) {
+                    if (lastContainedTimestampMs < 0) {
+                        lastContainedTimestampMs = batch.maxTimestamp();
+                    }
+                    continue;
+                }
+                for (Record record : batch.records()) {
+                    values.add(bytes(record.value()));
+                }
+            }
+            nextOffset = snapshotId.offset();
+            listener.handleSnapshot(snapshotId, values, lastContainedTimestampMs);
+        }
+
+        /** Every whole batch below {@code highWatermark} not delivered yet. */
+        void deliverUpTo(long highWatermark) {
+            if (nextOffset < log.logStartOffset()) {
+                // Only a snapshot can move the start past what was delivered; its delivery moves nextOffset.
+                throw new IllegalStateException("committed entries from " + nextOffset + " were dropped (log start " + log.logStartOffset()
+                    + ") before they were delivered");
+            }
+            while (nextOffset < highWatermark) {
+                Records records = log.read(nextOffset, READ_BYTES);
+                long before = nextOffset;
+                for (RecordBatch entry : memory(records).batches()) {
+                    DefaultRecordBatch batch = (DefaultRecordBatch) entry;
+                    if (batch.lastOffset() < nextOffset) {
+                        continue;
+                    }
+                    if (batch.lastOffset() >= highWatermark) {
+                        return;
+                    }
+                    List<byte[]> values;
+                    if (batch.isControlBatch()) {
+                        values = List.of();
+                    } else {
+                        values = new ArrayList<>(batch.recordCount());
+                        for (Record record : batch.records()) {
+                            values.add(bytes(record.value()));
+                        }
+                    }
+                    listener.handleCommit(new CommitListener.CommittedBatch(batch.baseOffset(), batch.lastOffset(), batch.partitionLeaderEpoch(),
+                        batch.maxTimestamp(), batch.isControlBatch(), values));
+                    nextOffset = batch.lastOffset() + 1;
+                }
+                if (nextOffset == before) {
+                    return; // nothing readable yet
+                }
+            }
+        }
+
+        private static MemoryRecords memory(Records records) {
+            if (records instanceof MemoryRecords memory) {
+                return memory;
+            }
+            ByteBuffer buffer = ByteBuffer.allocate(records.sizeInBytes());
+            records.writeTo(new ByteBufferWriter(buffer));
+            return MemoryRecords.readableRecords(buffer.flip());
+        }
+
+        private static byte[] bytes(ByteBuffer value) {
+            if (value == null) {
+                return new byte[0];
+            }
+            byte[] bytes = new byte[value.remaining()];
+            value.duplicate().get(bytes);
+            return bytes;
         }
     }
 }

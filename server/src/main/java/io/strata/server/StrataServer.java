@@ -4,10 +4,17 @@ import io.strata.common.BackgroundErrors;
 import io.strata.common.Time;
 import io.strata.metadata.BrokerRegistration;
 import io.strata.metadata.ConfigResource;
-import io.strata.metadata.Controller;
 import io.strata.metadata.ControllerSettings;
+import io.strata.metadata.MetadataCommitListener;
 import io.strata.metadata.MetadataImage;
-import io.strata.metadata.MetadataLog;
+import io.strata.metadata.MetadataLoader;
+import io.strata.metadata.MetadataRecords;
+import io.strata.metadata.QuorumController;
+import io.strata.raft.FileQuorumStateStore;
+import io.strata.raft.FileRaftLog;
+import io.strata.raft.RaftClient;
+import io.strata.raft.RaftConfig;
+import io.strata.raft.RaftNode;
 import io.strata.protocol.ApiVersionsTable;
 import io.strata.protocol.message.ApiMessageType;
 import io.strata.server.api.ApiDispatcher;
@@ -67,8 +74,10 @@ public final class StrataServer implements AutoCloseable {
     private final BackgroundErrors backgroundErrors = new BackgroundErrors();
     // Volatile: the metrics endpoint reads these while start-up creates them.
     private volatile LogManager logManager;
-    private MetadataLog metadataLog;
-    private volatile Controller controller;
+    private UnifiedLog metadataUnifiedLog;
+    private volatile MetadataLoader metadata;
+    private volatile QuorumController controller;
+    private volatile RaftNode quorum;
     private volatile ReplicaManager replicaManager;
     private volatile DelayedOperationPurgatory<DelayedProduce> producePurgatory;
     private volatile DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
@@ -170,24 +179,31 @@ public final class StrataServer implements AutoCloseable {
         boolean cleanShutdown = Files.exists(logDirs.get(0).resolve(LogManager.CLEAN_SHUTDOWN_FILE));
         uncleanStart = !cleanShutdown;
 
-        Path metadataDir = logDirs.get(0).resolve(MetadataLog.TOPIC + "-0");
+        Path metadataDir = logDirs.get(0).resolve(MetadataRecords.TOPIC + "-0");
         LogConfig metadataConfig = LogConfig.of(Map.of(), Map.of(LogConfig.RETENTION_MS, "-1", LogConfig.RETENTION_BYTES, "-1"));
-        UnifiedLog metadataUnifiedLog = UnifiedLog.load(metadataDir, new TopicPartition(MetadataLog.TOPIC, 0), metadataConfig, time,
+        metadataUnifiedLog = UnifiedLog.load(metadataDir, new TopicPartition(MetadataRecords.TOPIC, 0), metadataConfig, time,
             logManager.scheduler(), new UnifiedLog.LoadParams(0, 0, cleanShutdown, Long.MAX_VALUE / 4, true));
         metadataUnifiedLog.setFlushObserver(metrics.flushObserver());
-        metadataLog = new MetadataLog(metadataUnifiedLog);
-        controller = new Controller(new ControllerSettings(nodeId, config.getInt(ServerConfig.NUM_PARTITIONS),
+        Features features = new Features();
+        metadata = new MetadataLoader(nodeId, backgroundErrors);
+        controller = new QuorumController(new ControllerSettings(nodeId, config.getInt(ServerConfig.NUM_PARTITIONS),
             config.getShort(ServerConfig.DEFAULT_REPLICATION_FACTOR), config.getBoolean(ServerConfig.DELETE_TOPIC_ENABLE), topicDefaults),
-            metadataLog, time);
-        int batches = controller.replay();
+            features.bootstrapLevels(config.formatFeatures()), time, metadata::whenApplied);
+        // A single voter: this node alone is the metadata quorum; it elects itself at once and commits what it has flushed.
+        quorum = new RaftNode(nodeId, java.util.Set.of(nodeId), clusterId, RaftConfig.DEFAULTS, new FileRaftLog(metadataUnifiedLog),
+            new FileQuorumStateStore(metadataDir), (destination, api, version, request) -> java.util.concurrent.CompletableFuture.failedFuture(
+                new IllegalStateException("a single-voter quorum sends no requests")), time, new java.util.Random(), new RaftClient.Listener() { },
+            new MetadataCommitListener(metadata, controller));
+        controller.start(quorum);
+        awaitMetadata(startNanos);
         metadataLoaded = true;
         // Dynamic settings written before this start apply before the logs load (num.recovery.threads.per.data.dir), as in Kafka.
-        BrokerReconfiguration.applyToLogManager(io.strata.server.config.DynamicBrokerConfig.effectiveConfig(config, controller.image(), nodeId),
+        BrokerReconfiguration.applyToLogManager(io.strata.server.config.DynamicBrokerConfig.effectiveConfig(config, metadata.image(), nodeId),
             logManager);
 
         // Dynamic log.cleaner.* settings already in the metadata log apply before the cleaner first starts.
-        logManager.reconfigureCleaner(DynamicBrokerConfig.cleanerConfig(config, controller.image(), nodeId));
-        logManager.startup(topic -> LogConfig.of(topicDefaults, controller.image().configs(ConfigResource.topic(topic))));
+        logManager.reconfigureCleaner(DynamicBrokerConfig.cleanerConfig(config, metadata.image(), nodeId));
+        logManager.startup(topic -> LogConfig.of(topicDefaults, metadata.image().configs(ConfigResource.topic(topic))));
 
         producePurgatory = new DelayedOperationPurgatory<>("Produce", time, config.getInt(ServerConfig.PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS));
         fetchPurgatory = new DelayedOperationPurgatory<>("Fetch", time, config.getInt(ServerConfig.FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS));
@@ -196,44 +212,43 @@ public final class StrataServer implements AutoCloseable {
         replicaManager = new ReplicaManager(nodeId, logManager, topicDefaults, time, producePurgatory, fetchPurgatory);
         replicaManager.setTopicMetrics(metrics.topicMetrics());
         replicaManager.setBackgroundErrors(backgroundErrors);
-        controller.addPublisher(replicaManager);
-        controller.addPublisher(this::applyDynamicCleanerConfig);
-        controller.publishInitialImage().get();
+        metadata.addPublisher(replicaManager);
+        metadata.addPublisher(this::applyDynamicCleanerConfig);
+        metadata.startPublishing().get();
 
         requestChannel = new RequestChannel(config.getInt(ServerConfig.QUEUED_MAX_REQUESTS));
         socketServer = new SocketServer(config, requestChannel, metrics.networkObserver());
         socketServer.start();
-        Features features = new Features();
-        controller.registerBroker(advertisedEndpoints(), config.getString(ServerConfig.RACK), features.bootstrapLevels(config.formatFeatures())).get();
+        controller.registerBroker(nodeId, java.util.UUID.randomUUID(), advertisedEndpoints(), config.getString(ServerConfig.RACK)).get();
 
         ApiVersionsTable apiVersions = apiVersions();
         InternalTopic offsetsTopic = new InternalTopic(InternalTopics.CONSUMER_OFFSETS, config.getInt(ServerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
             config.getShort(ServerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR), Map.of(LogConfig.CLEANUP_POLICY, "compact",
                 LogConfig.SEGMENT_BYTES, Integer.toString(config.getInt(ServerConfig.OFFSETS_TOPIC_SEGMENT_BYTES)),
-                LogConfig.COMPRESSION_TYPE, "producer"), controller, replicaManager, nodeId);
+                LogConfig.COMPRESSION_TYPE, "producer"), controller, metadata::image, replicaManager, nodeId);
         groupCoordinator = new GroupCoordinator(new GroupCoordinatorSettings(config.getInt(ServerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
             config.getInt(ServerConfig.GROUP_MIN_SESSION_TIMEOUT_MS), config.getInt(ServerConfig.GROUP_MAX_SESSION_TIMEOUT_MS),
             config.getInt(ServerConfig.GROUP_INITIAL_REBALANCE_DELAY_MS), config.getInt(ServerConfig.GROUP_MAX_SIZE),
             config.getInt(ServerConfig.OFFSET_METADATA_MAX_BYTES), 2,
             config.getInt(ServerConfig.OFFSETS_RETENTION_MINUTES) * 60L * 1000L, config.getLong(ServerConfig.OFFSETS_RETENTION_CHECK_INTERVAL_MS)),
             offsetsTopic, time, io.strata.coordinator.group.consumer.ExecutorCoordinatorTimer::new, backgroundErrors);
-        groupCoordinator.configureConsumerGroups(config.consumerGroupSettings(), new io.strata.server.api.ImageTopicsView(controller));
-        controller.addPublisher(offsetsTopic);
+        groupCoordinator.configureConsumerGroups(config.consumerGroupSettings(), new io.strata.server.api.ImageTopicsView(metadata::image));
+        metadata.addPublisher(offsetsTopic);
         offsetsTopic.onPartitionsLed(led -> groupCoordinator.onPartitionsLed(led.keySet()));
 
-        ProducerIdManager producerIds = new ProducerIdManager(controller);
+        ProducerIdManager producerIds = new ProducerIdManager(controller, nodeId, () -> metadata.image().brokers().get(nodeId));
         InternalTopic transactionStateTopic = new InternalTopic(InternalTopics.TRANSACTION_STATE,
             config.getInt(ServerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS), config.getShort(ServerConfig.TRANSACTION_STATE_LOG_REPLICATION_FACTOR),
             Map.of(LogConfig.CLEANUP_POLICY, "compact", LogConfig.SEGMENT_BYTES, "104857600", LogConfig.COMPRESSION_TYPE, "uncompressed",
                 LogConfig.MIN_IN_SYNC_REPLICAS, Integer.toString(config.getInt(ServerConfig.TRANSACTION_STATE_LOG_MIN_ISR))),
-            controller, replicaManager, nodeId);
+            controller, metadata::image, replicaManager, nodeId);
         transactionCoordinator = new TransactionCoordinator(new TransactionCoordinatorSettings(
             config.getInt(ServerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS), config.getInt(ServerConfig.TRANSACTION_MAX_TIMEOUT_MS),
             config.getInt(ServerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), config.getInt(ServerConfig.TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS),
             config.getInt(ServerConfig.TRANSACTION_REMOVE_EXPIRED_TRANSACTION_CLEANUP_INTERVAL_MS)), transactionStateTopic,
             new TransactionMarkers(replicaManager, groupCoordinator, time), producerIds::nextProducerIdUnchecked, time, 1,
             io.strata.coordinator.group.consumer.ExecutorCoordinatorTimer::new, backgroundErrors);
-        controller.addPublisher(transactionStateTopic);
+        metadata.addPublisher(transactionStateTopic);
         transactionStateTopic.onPartitionsLed(transactionCoordinator::onPartitionsLed);
         replicaManager.setTransactionVerifier((producerId, epoch, topicPartition) -> transactionCoordinator.verifyByProducer(producerId, epoch,
             new io.strata.coordinator.transaction.TransactionMetadata.TxnPartition(topicPartition.topic(), topicPartition.partition())));
@@ -244,16 +259,34 @@ public final class StrataServer implements AutoCloseable {
 
         BrokerContext context = new BrokerContext(config, nodeId, clusterId, controller, replicaManager, apiVersions, features,
             producerIds, time, groupCoordinator, offsetsTopic, transactionCoordinator, transactionStateTopic,
-            DataDirectories.directoryId(logDirs.get(0)));
+            DataDirectories.directoryId(logDirs.get(0)), metadata, quorum);
         handlerPool = new RequestHandlerPool(config.getInt(ServerConfig.NUM_IO_THREADS), requestChannel,
             new ApiDispatcher(apiVersions, ApiHandlers.create(context)));
         handlerPool.start();
         reconfiguration = new BrokerReconfiguration(config, nodeId, handlerPool, socketServer, logManager);
-        controller.addPublisher(reconfiguration);
-        reconfiguration.applyLatest(controller::image);
+        metadata.addPublisher(reconfiguration);
+        reconfiguration.applyLatest(metadata::image);
         started = true;
-        LOG.info("Strata node {} of cluster {} started in {} ms ({} metadata batches replayed, {} partitions, listening on {})", nodeId, clusterId,
-            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos), batches, replicaManager.partitions().size(), config.listeners());
+        LOG.info("Strata node {} of cluster {} started in {} ms (metadata at offset {}, {} partitions, listening on {})", nodeId, clusterId,
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos), metadata.nextOffset(), replicaManager.partitions().size(), config.listeners());
+    }
+
+    /**
+     * Waits until this node's image holds everything committed when the quorum first knew its
+     * high watermark: for a single voter, once it elected itself and committed its log.
+     */
+    private void awaitMetadata(long startNanos) throws Exception {
+        long deadline = startNanos + TimeUnit.SECONDS.toNanos(60);
+        while (!controller.isActive() && metadata.failure() == null) {
+            if (System.nanoTime() > deadline || !quorum.isRunning()) {
+                throw new IllegalStateException("the metadata quorum did not elect this node within 60 s" + (quorum.isRunning() ? "" : ": it stopped"));
+            }
+            Thread.sleep(1);
+        }
+        metadata.whenApplied(quorum.highWatermark()).get(60, TimeUnit.SECONDS);
+        if (metadata.failure() != null) {
+            throw new IllegalStateException("could not apply the metadata log", metadata.failure());
+        }
     }
 
     /**
@@ -307,8 +340,18 @@ public final class StrataServer implements AutoCloseable {
         return replicaManager;
     }
 
-    public Controller controller() {
+    public QuorumController controller() {
         return controller;
+    }
+
+    /** This node's view of the cluster metadata (null before start-up creates it). */
+    public MetadataLoader metadata() {
+        return metadata;
+    }
+
+    /** This node's replica of the metadata quorum (null before start-up creates it). */
+    public RaftNode quorum() {
+        return quorum;
     }
 
     public SocketServer socketServer() {
@@ -424,12 +467,18 @@ public final class StrataServer implements AutoCloseable {
             if (fetchPurgatory != null) {
                 fetchPurgatory.shutdown();
             }
+            if (quorum != null) {
+                quorum.close();
+            }
             if (controller != null) {
                 controller.close();
             }
-            if (metadataLog != null) {
-                metadataLog.log().flush(metadataLog.log().logEndOffset());
-                metadataLog.close();
+            if (metadata != null) {
+                metadata.close();
+            }
+            if (metadataUnifiedLog != null) {
+                metadataUnifiedLog.flush(metadataUnifiedLog.logEndOffset());
+                metadataUnifiedLog.close();
             }
             if (logManager != null) {
                 logManager.close();

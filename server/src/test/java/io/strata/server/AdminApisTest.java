@@ -120,7 +120,7 @@ class AdminApisTest {
     @Test
     void deleteTopicsRejectsMalformedEntriesAndDuplicates() throws Exception {
         broker.createTopic("kept", 1, Map.of());
-        UUID keptId = broker.server().controller().image().topic("kept").id();
+        UUID keptId = broker.server().metadata().image().topic("kept").id();
         DeleteTopicsRequestData request = new DeleteTopicsRequestData().setTimeoutMs(10_000);
         request.topics().add(new DeleteTopicsRequestData.DeleteTopicState().setName("kept").setTopicId(keptId));
         request.topics().add(new DeleteTopicsRequestData.DeleteTopicState().setName(null).setTopicId(Uuids.ZERO));
@@ -133,7 +133,7 @@ class AdminApisTest {
             assertThat(response.responses()).extracting(DeleteTopicsResponseData.DeletableTopicResult::errorMessage).containsExactlyInAnyOrder(
                 "You may not specify both topic name and topic id.", "Neither topic name nor id were specified.", "Duplicate topic name.");
         }
-        assertThat(broker.server().controller().image().topic("kept")).isNotNull();
+        assertThat(broker.server().metadata().image().topic("kept")).isNotNull();
     }
 
     @Test
@@ -270,7 +270,7 @@ class AdminApisTest {
         });
         assertThat(described.get("narrow").partitions()).hasSize(2);
         assertThat(described.get("wide").topicId().toString())
-            .isEqualTo(Uuids.toBase64(broker.server().controller().image().topic("wide").id()));
+            .isEqualTo(Uuids.toBase64(broker.server().metadata().image().topic("wide").id()));
         assertThatThrownBy(() -> get(broker.admin().describeTopics(List.of("missing")).allTopicNames()))
             .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(UnknownTopicOrPartitionException.class);
     }

@@ -241,7 +241,7 @@ class ConfigApisTest {
         assertRefused(topic("no-such-topic"), UnknownTopicOrPartitionException.class, op("retention.ms", "1000", AlterConfigOp.OpType.SET));
         assertRefused(topic("strict"), InvalidRequestException.class, op("retention.ms", null, AlterConfigOp.OpType.SET));
 
-        assertThat(broker.server().controller().image().configs(io.strata.metadata.ConfigResource.topic("strict"))).isEmpty();
+        assertThat(broker.server().metadata().image().configs(io.strata.metadata.ConfigResource.topic("strict"))).isEmpty();
     }
 
     @Test
@@ -261,7 +261,7 @@ class ConfigApisTest {
             assertThat(created.topics()).extracting(CreateTopicsResponseData.CreatableTopicResult::errorCode,
                 CreateTopicsResponseData.CreatableTopicResult::errorMessage).containsExactly(tuple(ErrorCode.INVALID_CONFIG.code(), message));
         }
-        assertThat(broker.server().controller().image().topic("tiered")).isNull();
+        assertThat(broker.server().metadata().image().topic("tiered")).isNull();
 
         broker.createTopic("local", 1, Map.of("remote.storage.enable", "false"));
         for (boolean validateOnly : new boolean[] {false, true}) {
@@ -279,7 +279,7 @@ class ConfigApisTest {
                     .as("AlterConfigs validateOnly=%s", validateOnly).containsExactly(tuple(ErrorCode.INVALID_CONFIG.code(), message));
             }
         }
-        assertThat(broker.server().controller().image().configs(io.strata.metadata.ConfigResource.topic("local")))
+        assertThat(broker.server().metadata().image().configs(io.strata.metadata.ConfigResource.topic("local")))
             .isEqualTo(Map.of("remote.storage.enable", "false"));
     }
 
@@ -330,7 +330,7 @@ class ConfigApisTest {
                 legacyAlter(true, legacyResource((byte) 2, "guarded", "segment.ms", "100000")));
             assertThat(validateOnly.responses().get(0).errorCode()).isEqualTo(ErrorCode.NONE.code());
         }
-        assertThat(broker.server().controller().image().configs(io.strata.metadata.ConfigResource.topic("guarded")))
+        assertThat(broker.server().metadata().image().configs(io.strata.metadata.ConfigResource.topic("guarded")))
             .isEqualTo(Map.of("retention.ms", "1000"));
     }
 
@@ -422,6 +422,6 @@ class ConfigApisTest {
                     .containsExactly(tuple("2", ErrorCode.INVALID_REQUEST.code()), tuple("one", ErrorCode.INVALID_REQUEST.code()));
             }
         }
-        assertThat(broker.server().controller().image().configs(io.strata.metadata.ConfigResource.broker("2"))).isEmpty();
+        assertThat(broker.server().metadata().image().configs(io.strata.metadata.ConfigResource.broker("2"))).isEmpty();
     }
 }

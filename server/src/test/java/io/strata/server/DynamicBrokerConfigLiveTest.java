@@ -221,7 +221,7 @@ class DynamicBrokerConfigLiveTest {
             assertThatThrownBy(() -> set(THIS_BROKER, "max.connections.per.ip.overrides", bad))
                 .cause().isInstanceOf(InvalidRequestException.class).hasMessageContaining("max.connections.per.ip.overrides");
         }
-        assertThat(broker.server().controller().image().configs(io.strata.metadata.ConfigResource.broker(THIS_BROKER))).isEmpty();
+        assertThat(broker.server().metadata().image().configs(io.strata.metadata.ConfigResource.broker(THIS_BROKER))).isEmpty();
     }
 
     @Test
@@ -280,7 +280,7 @@ class DynamicBrokerConfigLiveTest {
         // A key Kafka keeps static: Kafka's own message.
         assertThatThrownBy(() -> set(THIS_BROKER, "log.dirs", "/elsewhere")).cause().isInstanceOf(InvalidRequestException.class)
             .hasMessageContaining("Cannot update these configs dynamically: Set(log.dirs)");
-        assertThat(broker.server().controller().image().configs(io.strata.metadata.ConfigResource.broker(THIS_BROKER))).isEmpty();
-        assertThat(broker.server().controller().image().configs(io.strata.metadata.ConfigResource.broker(CLUSTER_DEFAULT))).isEmpty();
+        assertThat(broker.server().metadata().image().configs(io.strata.metadata.ConfigResource.broker(THIS_BROKER))).isEmpty();
+        assertThat(broker.server().metadata().image().configs(io.strata.metadata.ConfigResource.broker(CLUSTER_DEFAULT))).isEmpty();
     }
 }

@@ -88,7 +88,7 @@ class Kafka44VersionsProtocolTest {
     }
 
     private UUID topicId() {
-        return broker.server().controller().image().topic(TOPIC).id();
+        return broker.server().metadata().image().topic(TOPIC).id();
     }
 
     @Test

@@ -4,7 +4,7 @@ import io.strata.common.config.ConfigDef;
 import io.strata.common.config.ConfigException;
 import io.strata.metadata.ConfigResource;
 import io.strata.metadata.ConfigValues;
-import io.strata.metadata.Controller;
+import io.strata.metadata.ControllerApi;
 import io.strata.metadata.MetadataImage;
 import io.strata.metadata.TopicNames;
 import io.strata.protocol.ErrorCode;
@@ -52,12 +52,12 @@ final class ConfigAlterations {
     static final byte OP_SUBTRACT = 3;
 
     /** The answer for one resource: an error, or the changes to write (possibly none). */
-    record Outcome(ErrorCode error, String message, List<Controller.ConfigChange> changes) {
+    record Outcome(ErrorCode error, String message, List<ControllerApi.ConfigChange> changes) {
         static Outcome failure(ErrorCode error, String message) {
             return new Outcome(error, message, List.of());
         }
 
-        static Outcome success(List<Controller.ConfigChange> changes) {
+        static Outcome success(List<ControllerApi.ConfigChange> changes) {
             return new Outcome(ErrorCode.NONE, null, changes);
         }
 
@@ -173,10 +173,10 @@ final class ConfigAlterations {
         Map<String, String> current = image.configs(resource);
         Set<String> keys = new TreeSet<>(current.keySet());
         keys.addAll(proposed.keySet());
-        List<Controller.ConfigChange> changes = new ArrayList<>();
+        List<ControllerApi.ConfigChange> changes = new ArrayList<>();
         for (String key : keys) {
             if (!Objects.equals(current.get(key), proposed.get(key))) {
-                changes.add(new Controller.ConfigChange(resource, key, proposed.get(key)));
+                changes.add(new ControllerApi.ConfigChange(resource, key, proposed.get(key)));
             }
         }
         return Outcome.success(changes);
@@ -222,7 +222,7 @@ final class ConfigAlterations {
      * UNKNOWN_SERVER_ERROR. By the time {@code respond} runs, the logs have the new configuration.
      */
     void commit(List<Outcome> outcomes, boolean validateOnly, Consumer<List<Outcome>> respond) {
-        List<Controller.ConfigChange> changes = new ArrayList<>();
+        List<ControllerApi.ConfigChange> changes = new ArrayList<>();
         for (Outcome outcome : outcomes) {
             changes.addAll(outcome.changes());
         }

@@ -1,6 +1,6 @@
 package io.strata.server.api;
 
-import io.strata.metadata.Controller;
+import io.strata.metadata.ControllerApi;
 import io.strata.metadata.MetadataImage;
 import io.strata.metadata.TopicImage;
 import io.strata.protocol.ErrorCode;
@@ -67,7 +67,7 @@ final class DeleteTopicsHandler implements ApiHandler {
             if (failure != null) {
                 toDelete.forEach((id, name) -> results.add(result(name, id, ErrorCode.UNKNOWN_SERVER_ERROR, failure.getMessage())));
             } else {
-                for (Controller.DeleteResult outcome : deleted) {
+                for (ControllerApi.DeleteResult outcome : deleted) {
                     results.add(result(toDelete.get(outcome.topicId()), outcome.topicId(), outcome.error(), outcome.message()));
                 }
             }

@@ -1,18 +1,18 @@
 package io.strata.server.api;
 
 import io.strata.metadata.BrokerRegistration;
-import io.strata.metadata.MetadataLog;
+import io.strata.metadata.MetadataRecords;
 import io.strata.protocol.ErrorCode;
+import io.strata.protocol.Uuids;
 import io.strata.protocol.message.DescribeQuorumRequestData;
 import io.strata.protocol.message.DescribeQuorumResponseData;
 import io.strata.server.network.Request;
 
 /**
  * DescribeQuorum (KIP-595, v1 timestamps, v2 directory ids and nodes of KIP-853): the metadata
- * quorum as its leader, the controller, sees it. Strata's quorum is one voter, this node (see
- * {@link io.strata.metadata.Controller#describeQuorum()}); it has no observers. v2's nodes list
- * the voter's listeners: Strata serves the quorum on the broker listeners, so those are the ones
- * registered for this node. A request for anything but {@code __cluster_metadata-0} gets
+ * quorum as this node's replica sees it ({@link io.strata.raft.RaftNode#describeQuorum()}): the
+ * leader reports every voter's and observer's progress. v2's nodes list the voters' listeners as
+ * their broker registrations give them. A request for anything but {@code __cluster_metadata-0} gets
  * UNKNOWN_TOPIC_OR_PARTITION on each partition asked for, with Kafka's message.
  */
 final class DescribeQuorumHandler implements ApiHandler {
@@ -25,41 +25,47 @@ final class DescribeQuorumHandler implements ApiHandler {
     @Override
     public void handle(Request request) {
         DescribeQuorumRequestData body = request.body(DescribeQuorumRequestData.class);
-        boolean metadataPartitionOnly = body.topics().size() == 1 && body.topics().get(0).topicName().equals(MetadataLog.TOPIC)
+        boolean metadataPartitionOnly = body.topics().size() == 1 && body.topics().get(0).topicName().equals(MetadataRecords.TOPIC)
             && body.topics().get(0).partitions().size() == 1 && body.topics().get(0).partitions().get(0).partitionIndex() == 0;
         if (!metadataPartitionOnly) {
             request.respond(unknownPartitions(body));
             return;
         }
-        context.controller().describeQuorum().whenComplete((quorum, failure) -> {
+        context.quorum().describeQuorum().whenComplete((partition, failure) -> {
             DescribeQuorumResponseData response = new DescribeQuorumResponseData().setErrorMessage("");
             if (failure != null) {
                 request.respond(response.setErrorCode(ErrorCode.UNKNOWN_SERVER_ERROR.code()).setErrorMessage(failure.getMessage()));
                 return;
             }
-            DescribeQuorumResponseData.PartitionData partition = new DescribeQuorumResponseData.PartitionData().setPartitionIndex(0)
-                .setErrorCode(ErrorCode.NONE.code()).setErrorMessage("").setLeaderId(quorum.leaderId()).setLeaderEpoch(quorum.leaderEpoch())
-                .setHighWatermark(quorum.highWatermark());
             // Directory ids and nodes are v2+ fields that cannot be dropped silently: older versions must leave them unset.
             boolean v2 = request.apiVersion() >= 2;
-            partition.currentVoters().add(new DescribeQuorumResponseData.ReplicaState().setReplicaId(quorum.leaderId())
-                .setReplicaDirectoryId(v2 ? context.metadataDirectoryId() : io.strata.protocol.Uuids.ZERO).setLogEndOffset(quorum.logEndOffset())
-                .setLastFetchTimestamp(quorum.nowMs()).setLastCaughtUpTimestamp(quorum.nowMs()));
-            response.topics().add(new DescribeQuorumResponseData.TopicData().setTopicName(MetadataLog.TOPIC).setPartitions(
+            for (DescribeQuorumResponseData.ReplicaState replica : partition.currentVoters()) {
+                replica.setReplicaDirectoryId(v2 && replica.replicaId() == context.nodeId() ? context.metadataDirectoryId() : Uuids.ZERO);
+            }
+            for (DescribeQuorumResponseData.ReplicaState replica : partition.observers()) {
+                replica.setReplicaDirectoryId(Uuids.ZERO);
+            }
+            response.topics().add(new DescribeQuorumResponseData.TopicData().setTopicName(MetadataRecords.TOPIC).setPartitions(
                 new java.util.ArrayList<>(java.util.List.of(partition))));
             if (!v2) {
                 request.respond(response);
                 return;
             }
-            DescribeQuorumResponseData.Node node = new DescribeQuorumResponseData.Node().setNodeId(quorum.leaderId());
-            BrokerRegistration registration = context.image().brokers().get(quorum.leaderId());
-            if (registration != null) {
-                for (BrokerRegistration.Endpoint endpoint : registration.endpoints()) {
-                    node.listeners().add(new DescribeQuorumResponseData.Listener().setName(endpoint.listenerName()).setHost(endpoint.host())
-                        .setPort(endpoint.port()));
+            java.util.Set<Integer> described = new java.util.HashSet<>();
+            for (DescribeQuorumResponseData.ReplicaState voter : partition.currentVoters()) {
+                if (!described.add(voter.replicaId())) {
+                    continue;
                 }
+                DescribeQuorumResponseData.Node node = new DescribeQuorumResponseData.Node().setNodeId(voter.replicaId());
+                BrokerRegistration registration = context.image().brokers().get(voter.replicaId());
+                if (registration != null) {
+                    for (BrokerRegistration.Endpoint endpoint : registration.endpoints()) {
+                        node.listeners().add(new DescribeQuorumResponseData.Listener().setName(endpoint.listenerName()).setHost(endpoint.host())
+                            .setPort(endpoint.port()));
+                    }
+                }
+                response.nodes().add(node);
             }
-            response.nodes().add(node);
             request.respond(response);
         });
     }

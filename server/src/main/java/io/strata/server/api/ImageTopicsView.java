@@ -1,7 +1,6 @@
 package io.strata.server.api;
 
 import io.strata.coordinator.group.consumer.TopicsView;
-import io.strata.metadata.Controller;
 import io.strata.metadata.MetadataImage;
 import io.strata.metadata.TopicImage;
 
@@ -17,16 +16,16 @@ import java.util.function.Supplier;
  * after a topic change, not after every metadata record. Thread-safe.
  */
 public final class ImageTopicsView implements Supplier<TopicsView> {
-    private final Controller controller;
+    private final Supplier<MetadataImage> images;
     private View last;
 
-    public ImageTopicsView(Controller controller) {
-        this.controller = controller;
+    public ImageTopicsView(Supplier<MetadataImage> images) {
+        this.images = images;
     }
 
     @Override
     public synchronized TopicsView get() {
-        MetadataImage image = controller.image();
+        MetadataImage image = images.get();
         if (last == null || last.byName != image.topicsByName()) {
             last = new View(image.topicsByName(), image.topicsById(), last == null ? 1 : last.version + 1);
         }

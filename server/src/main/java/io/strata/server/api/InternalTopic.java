@@ -1,7 +1,7 @@
 package io.strata.server.api;
 
 import io.strata.coordinator.group.CoordinatorLog;
-import io.strata.metadata.Controller;
+import io.strata.metadata.ControllerApi;
 import io.strata.metadata.MetadataImage;
 import io.strata.metadata.MetadataPublisher;
 import io.strata.metadata.PartitionRegistration;
@@ -46,19 +46,22 @@ public final class InternalTopic implements CoordinatorLog, MetadataPublisher {
     private final int partitions;
     private final short replicationFactor;
     private final Map<String, String> configs;
-    private final Controller controller;
+    private final ControllerApi controller;
+    private final java.util.function.Supplier<MetadataImage> images;
     private final ReplicaManager replicaManager;
     private final int nodeId;
     private final AtomicBoolean creating = new AtomicBoolean();
     private volatile Consumer<Map<Integer, Integer>> onLed;
 
-    public InternalTopic(String name, int partitions, short replicationFactor, Map<String, String> configs, Controller controller,
+    public InternalTopic(String name, int partitions, short replicationFactor, Map<String, String> configs, ControllerApi controller,
+                         java.util.function.Supplier<MetadataImage> images,
                          ReplicaManager replicaManager, int nodeId) {
         this.name = name;
         this.partitions = partitions;
         this.replicationFactor = replicationFactor;
         this.configs = configs;
         this.controller = controller;
+        this.images = images;
         this.replicaManager = replicaManager;
         this.nodeId = nodeId;
     }
@@ -70,18 +73,18 @@ public final class InternalTopic implements CoordinatorLog, MetadataPublisher {
     /** Tells the coordinator which partitions (→ leader epoch) this node leads, now and after every change. */
     public void onPartitionsLed(Consumer<Map<Integer, Integer>> listener) {
         this.onLed = listener;
-        publish(MetadataImage.EMPTY, controller.image());
+        publish(MetadataImage.EMPTY, images.get());
     }
 
     /** True if the topic exists; otherwise starts creating it (once) and returns false so clients retry. */
     public boolean ensureReady() {
-        if (controller.image().topic(name) != null) {
+        if (images.get().topic(name) != null) {
             return true;
         }
         if (creating.compareAndSet(false, true)) {
             List<CreateTopicsRequestData.CreatableTopicConfig> topicConfigs = new ArrayList<>();
             configs.forEach((key, value) -> topicConfigs.add(new CreateTopicsRequestData.CreatableTopicConfig().setName(key).setValue(value)));
-            short replication = (short) Math.min(replicationFactor, Math.max(1, controller.image().brokers().size()));
+            short replication = (short) Math.min(replicationFactor, Math.max(1, images.get().brokers().size()));
             CreateTopicsRequestData.CreatableTopic topic = new CreateTopicsRequestData.CreatableTopic().setName(name)
                 .setNumPartitions(partitions).setReplicationFactor(replication).setConfigs(topicConfigs);
             controller.createTopics(List.of(topic), false).whenComplete((results, error) -> {

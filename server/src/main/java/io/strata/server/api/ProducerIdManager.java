@@ -1,6 +1,7 @@
 package io.strata.server.api;
 
-import io.strata.metadata.Controller;
+import io.strata.metadata.BrokerRegistration;
+import io.strata.metadata.ControllerApi;
 
 import java.util.concurrent.ExecutionException;
 
@@ -11,12 +12,17 @@ import java.util.concurrent.ExecutionException;
  * <p>Thread-safe.
  */
 public final class ProducerIdManager {
-    private final Controller controller;
+    private final ControllerApi controller;
+    private final int brokerId;
+    private final java.util.function.Supplier<BrokerRegistration> registration;
     private long next;
     private long blockEnd;
 
-    public ProducerIdManager(Controller controller) {
+    /** @param registration this broker's current registration (its epoch goes with the request), or null before it registered */
+    public ProducerIdManager(ControllerApi controller, int brokerId, java.util.function.Supplier<BrokerRegistration> registration) {
         this.controller = controller;
+        this.brokerId = brokerId;
+        this.registration = registration;
     }
 
     /** {@link #nextProducerId()} for callers that cannot handle checked exceptions. */
@@ -33,9 +39,10 @@ public final class ProducerIdManager {
 
     public synchronized long nextProducerId() throws ExecutionException, InterruptedException {
         if (next >= blockEnd) {
-            long first = controller.allocateProducerIds(Controller.PRODUCER_ID_BLOCK_SIZE).get();
+            BrokerRegistration current = registration.get();
+            long first = controller.allocateProducerIds(brokerId, current == null ? -1 : current.epoch()).get();
             next = first;
-            blockEnd = first + Controller.PRODUCER_ID_BLOCK_SIZE;
+            blockEnd = first + ControllerApi.PRODUCER_ID_BLOCK_SIZE;
         }
         return next++;
     }

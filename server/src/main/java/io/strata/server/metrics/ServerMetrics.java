@@ -2,7 +2,6 @@ package io.strata.server.metrics;
 
 import io.strata.coordinator.group.GroupCoordinator;
 import io.strata.coordinator.group.GroupStatistics;
-import io.strata.metadata.Controller;
 import io.strata.metadata.MetadataImage;
 import io.strata.metadata.PartitionRegistration;
 import io.strata.metadata.TopicImage;
@@ -182,8 +181,8 @@ public final class ServerMetrics implements MetricsCollector {
     }
 
     private MetadataImage image() {
-        Controller controller = server.controller();
-        return controller == null ? null : controller.image();
+        io.strata.metadata.MetadataLoader metadata = server.metadata();
+        return metadata == null ? null : metadata.image();
     }
 
     private static boolean isUnderReplicated(MetadataImage image, TopicPartition topicPartition) {

@@ -16,11 +16,12 @@ import io.strata.protocol.message.CreatePartitionsRequestData;
 import io.strata.protocol.message.CreatePartitionsResponseData;
 import io.strata.protocol.message.CreateTopicsRequestData;
 import io.strata.protocol.message.CreateTopicsResponseData;
+import io.strata.raft.RaftNode;
 import io.strata.storage.LogConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -30,134 +31,296 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * The controller: the only writer of the metadata log. A single-threaded event loop: each
- * operation reads the current image, validates the request against it, turns it into
- * metadata records, appends them as one batch (fsynced), applies them to a new image and
- * publishes that image to every {@link MetadataPublisher} before completing. Because one
- * thread runs every operation, the state machine needs no locks, and two concurrent
- * requests (say, two creations of the same topic) are strictly ordered.
+ * The controller: the only writer of the metadata log, over the Raft quorum. One thread
+ * ({@code strata-controller}) runs every operation and every event of the quorum, so the state
+ * machine needs no locks and two concurrent requests (say, two creations of the same topic) are
+ * strictly ordered.
  *
- * <p>Readers on any thread use {@link #image()}, a volatile reference to an immutable image.
+ * <p>State: the <em>committed</em> image (every committed batch, delivered by the quorum, in
+ * order) and, while active, the <em>latest</em> image = committed + this controller's own
+ * batches not committed yet. The controller is active from the moment the quorum's leader, this
+ * node, has committed a batch of its own epoch (its LEADER_CHANGE record: everything older is then
+ * committed and applied) until the quorum reports another epoch or leader. An operation validates
+ * against the latest image, turns the request into records, appends them as one batch
+ * ({@link RaftNode#append}), applies them to the latest image at once (so the next operation sees
+ * them) and completes when that batch is committed, after {@code appliedBarrier} (the local
+ * metadata loader, where there is one) has applied it. An operation that writes nothing completes
+ * once every batch before it is committed. Losing leadership drops the uncommitted batches: the
+ * latest image goes back to the committed one (KAFKA-13114) and their operations fail with
+ * {@link NotControllerException} (their outcome is unknown to the caller, as in Kafka). When not
+ * active every operation fails with NotControllerException.
+ *
+ * <p>A record the image cannot apply is a bug: the operation fails and nothing is written.
  */
-public final class Controller implements AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(Controller.class);
-    /** Producer ids are handed out in blocks, as Kafka's controller does. */
-    public static final int PRODUCER_ID_BLOCK_SIZE = 1000;
+public final class QuorumController implements ControllerApi, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(QuorumController.class);
+    /** How long the controller thread waits for the quorum's thread to take an append (it answers within a poll). */
+    private static final long APPEND_WAIT_MS = 5_000;
+
+    /** A batch this controller appended that is not committed yet. */
+    private record PendingBatch(long lastOffset, MetadataImage imageAfter, List<Runnable> onCommit) {
+    }
 
     private final ControllerSettings settings;
-    private final MetadataLog log;
+    private final Map<String, Short> bootstrapFeatures;
     private final Time time;
-    private final ExecutorService thread;
-    private final List<MetadataPublisher> publishers = new CopyOnWriteArrayList<>();
-    private volatile MetadataImage image = MetadataImage.EMPTY;
+    private final ScheduledExecutorService thread;
+    private final java.util.function.LongFunction<CompletableFuture<Void>> appliedBarrier;
+    private volatile RaftNode quorum;
+    // Controller thread only:
+    private MetadataImage committed = MetadataImage.EMPTY;
+    private MetadataImage latest = MetadataImage.EMPTY;
+    private final ArrayDeque<PendingBatch> pending = new ArrayDeque<>();
+    /** The quorum's epoch and leader as last reported. */
+    private int quorumEpoch = -1;
+    private int quorumLeader = -1;
+    /** The epoch of the latest committed batch (control batches included). */
+    private int committedEpoch = -1;
+    /** The epoch this controller is active in, or -1. */
+    private volatile int activeEpoch = -1;
 
-    public Controller(ControllerSettings settings, MetadataLog log, Time time) {
+    /**
+     * @param bootstrapFeatures the feature levels a new cluster starts with (written by the first active controller of an empty log)
+     * @param appliedBarrier    given a committed batch's last offset, completes once this node's metadata loader has applied it
+     */
+    public QuorumController(ControllerSettings settings, Map<String, Short> bootstrapFeatures, Time time,
+                            java.util.function.LongFunction<CompletableFuture<Void>> appliedBarrier) {
         this.settings = settings;
-        this.log = log;
+        this.bootstrapFeatures = Map.copyOf(bootstrapFeatures);
         this.time = time;
-        this.thread = Executors.newSingleThreadExecutor(task -> {
-            Thread controllerThread = new Thread(task, "strata-controller");
+        this.appliedBarrier = appliedBarrier;
+        this.thread = Executors.newSingleThreadScheduledExecutor(task -> {
+            Thread controllerThread = new Thread(task, "strata-controller-" + settings.nodeId());
             controllerThread.setDaemon(true);
             return controllerThread;
         });
     }
 
-    public MetadataImage image() {
-        return image;
+    /** Starts taking operations on {@code quorum} (whose commits reach {@link #handleCommit}). */
+    public void start(RaftNode quorum) {
+        this.quorum = quorum;
     }
 
-    public void addPublisher(MetadataPublisher publisher) {
-        publishers.add(publisher);
+    /** Whether this controller is the active one (it may stop being so at any moment). */
+    public boolean isActive() {
+        return activeEpoch >= 0;
     }
 
-    /** Replays the metadata log into the image (at start-up, before any operation). Returns the number of batches. */
-    public int replay() {
-        List<MetadataLog.MetadataBatch> batches = log.readAll();
-        MetadataImage current = MetadataImage.EMPTY;
-        for (MetadataLog.MetadataBatch batch : batches) {
-            current = current.apply(batch.records(), batch.lastOffset());
-        }
-        image = current;
-        return batches.size();
+    // ---------------------------------------------------------------- the quorum's events (quorum thread → controller thread)
+
+    /** A committed batch. */
+    public void handleCommit(MetadataBatch batch) {
+        thread.execute(() -> onCommit(batch));
     }
 
-    /** Runs {@code operation} on the controller thread. */
-    private <T> CompletableFuture<T> submit(String name, Supplier<T> operation) {
-        CompletableFuture<T> result = new CompletableFuture<>();
+    /** The state is this snapshot's. */
+    public void handleSnapshot(long endOffset, List<ApiMessage> records) {
         thread.execute(() -> {
-            try {
-                result.complete(operation.get());
-            } catch (Throwable e) {
-                LOG.error("Controller operation {} failed", name, e);
-                result.completeExceptionally(e);
+            if (isActive()) {
+                // A leader never loads a snapshot from another; the quorum forbids it.
+                throw new IllegalStateException("node " + settings.nodeId() + " is the active controller and was given a snapshot ending at " + endOffset);
             }
+            committed = MetadataImage.EMPTY.apply(records, endOffset - 1);
+            latest = committed;
         });
+    }
+
+    public void handleLeaderChange(int epoch, int leaderId) {
+        thread.execute(() -> {
+            quorumEpoch = epoch;
+            quorumLeader = leaderId;
+            if (activeEpoch >= 0 && (epoch != activeEpoch || leaderId != settings.nodeId())) {
+                resign("the quorum moved to epoch " + epoch + " with leader " + leaderId);
+            }
+            maybeBecomeActive();
+        });
+    }
+
+    /** Active once this node leads the quorum's epoch and a batch of that epoch is committed (whichever is learned last). */
+    private void maybeBecomeActive() {
+        if (activeEpoch < 0 && quorumLeader == settings.nodeId() && committedEpoch == quorumEpoch) {
+            becomeActive(quorumEpoch);
+        }
+    }
+
+    private void onCommit(MetadataBatch batch) {
+        committedEpoch = Math.max(committedEpoch, batch.epoch());
+        if (batch.control()) {
+            maybeBecomeActive();
+            return;
+        }
+        PendingBatch own = pending.peekFirst();
+        if (own != null && own.lastOffset() == batch.lastOffset()) {
+            pending.pollFirst();
+            committed = own.imageAfter();
+            long offset = batch.lastOffset() + 1;
+            appliedBarrier.apply(offset).whenComplete((ignored, failure) -> thread.execute(() -> own.onCommit().forEach(Runnable::run)));
+            return;
+        }
+        if (own != null) {
+            throw new IllegalStateException("node " + settings.nodeId() + ": batch " + batch.baseOffset() + "-" + batch.lastOffset()
+                + " was committed while this controller's batch ending at " + own.lastOffset() + " is pending");
+        }
+        committed = committed.apply(batch.records(), batch.lastOffset());
+        if (!isActive()) {
+            latest = committed;
+        }
+    }
+
+    private void becomeActive(int epoch) {
+        activeEpoch = epoch;
+        latest = committed;
+        LOG.info("Node {} is the active controller in epoch {} (metadata offset {})", settings.nodeId(), epoch, committed.offset());
+        if (committed.features().isEmpty() && !bootstrapFeatures.isEmpty()) {
+            List<ApiMessage> records = new ArrayList<>();
+            for (Map.Entry<String, Short> feature : bootstrapFeatures.entrySet()) {
+                records.add(new FeatureLevelRecord().setName(feature.getKey()).setFeatureLevel(feature.getValue()));
+            }
+            write(records, () -> LOG.info("Bootstrapped the cluster's features: {}", bootstrapFeatures), e -> LOG.warn("Could not write the bootstrap features", e));
+        }
+    }
+
+    private void resign(String why) {
+        LOG.info("Node {} is no longer the active controller of epoch {}: {}; {} uncommitted batches dropped", settings.nodeId(), activeEpoch, why,
+            pending.size());
+        activeEpoch = -1;
+        latest = committed;
+        List<PendingBatch> dropped = new ArrayList<>(pending);
+        pending.clear();
+        for (PendingBatch batch : dropped) {
+            // The runnables complete their operations; with the controller inactive they fail them (see write).
+            batch.onCommit().forEach(Runnable::run);
+        }
+    }
+
+    // ---------------------------------------------------------------- running operations
+
+    /** The image operations validate against (controller thread only). */
+    private MetadataImage image() {
+        return latest;
+    }
+
+    /** An operation's outcome: records to write (possibly none) and the value to answer once they are committed. */
+    private record Outcome<T>(List<ApiMessage> records, T value) {
+        static <T> Outcome<T> of(List<ApiMessage> records, T value) {
+            return new Outcome<>(records, value);
+        }
+    }
+
+    /**
+     * Runs {@code operation} on the controller thread against the latest image; writes its
+     * records and completes with its value once they are committed.
+     */
+    private <T> CompletableFuture<T> submit(String name, Supplier<Outcome<T>> operation) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        try {
+            thread.execute(() -> {
+                if (!isActive()) {
+                    result.completeExceptionally(notController());
+                    return;
+                }
+                Outcome<T> outcome;
+                try {
+                    outcome = operation.get();
+                } catch (Throwable e) {
+                    LOG.error("Controller operation {} failed", name, e);
+                    result.completeExceptionally(e);
+                    return;
+                }
+                write(outcome.records(), () -> result.complete(outcome.value()), result::completeExceptionally);
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            result.completeExceptionally(notController());
+        }
         return result;
     }
 
-    /** Appends, applies and publishes one batch. Controller thread only. */
-    private void commit(List<ApiMessage> records) {
+    private NotControllerException notController() {
+        int leader = quorumLeader;
+        return new NotControllerException("node " + settings.nodeId() + " is not the active controller"
+            + (leader >= 0 && leader != settings.nodeId() ? " (the quorum's leader is " + leader + ")" : ""));
+    }
+
+    /**
+     * Appends {@code records} as one batch and applies them to the latest image; {@code done} runs
+     * once they are committed (and applied locally), {@code failed} if they cannot be or leadership
+     * is lost first. No records: {@code done} runs once everything before is committed.
+     */
+    private void write(List<ApiMessage> records, Runnable done, java.util.function.Consumer<Throwable> failed) {
+        int epoch = activeEpoch;
+        Runnable complete = () -> {
+            if (activeEpoch == epoch) {
+                done.run();
+            } else {
+                failed.accept(notController());
+            }
+        };
         if (records.isEmpty()) {
+            PendingBatch last = pending.peekLast();
+            if (last == null) {
+                done.run();
+            } else {
+                last.onCommit().add(complete);
+            }
+            return;
+        }
+        MetadataImage after;
+        try {
+            // The batch's offsets are known only once it is appended: applied first (a record that cannot be applied is never
+            // written), the image takes its real offset after the append.
+            after = latest.apply(records, latest.offset());
+        } catch (RuntimeException e) {
+            LOG.error("Controller records cannot be applied; nothing written: {}", records, e);
+            failed.accept(e);
             return;
         }
         long lastOffset;
         try {
-            lastOffset = log.append(records, time.milliseconds());
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException("could not write to the metadata log", e);
+            lastOffset = quorum.append(MetadataRecords.encode(records)).get(APPEND_WAIT_MS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            failed.accept(e);
+            return;
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            failed.accept(new NotControllerException("the metadata quorum did not take the write: " + e));
+            return;
         }
-        MetadataImage previous = image;
-        MetadataImage next = previous.apply(records, lastOffset);
-        image = next;
-        for (MetadataPublisher publisher : publishers) {
-            publisher.publish(previous, next);
+        if (lastOffset < 0) {
+            failed.accept(notController());
+            return;
         }
+        after = after.withOffset(lastOffset);
+        latest = after;
+        List<Runnable> onCommit = new ArrayList<>();
+        onCommit.add(complete);
+        pending.addLast(new PendingBatch(lastOffset, after, onCommit));
     }
 
-    /** Publishes the replayed image to every publisher (at start-up, after they are registered). */
-    public CompletableFuture<Void> publishInitialImage() {
-        return submit("publish initial image", () -> {
-            for (MetadataPublisher publisher : publishers) {
-                publisher.publish(MetadataImage.EMPTY, image);
-            }
-            return null;
-        });
-    }
-
-    // ---------------------------------------------------------------- bootstrap and registration
+    // ---------------------------------------------------------------- registration and features
 
     /**
-     * Registers this node as a broker (every start: a new incarnation with the current
-     * endpoints) and, on a new cluster, finalizes the bootstrap features.
+     * Registers a broker (every start: a new incarnation with the current endpoints). Its epoch
+     * is above every earlier registration's (the offset after the latest image).
      */
-    public CompletableFuture<Long> registerBroker(List<BrokerRegistration.Endpoint> endpoints, String rack, Map<String, Short> bootstrapFeatures) {
+    public CompletableFuture<Long> registerBroker(int brokerId, UUID incarnationId, List<BrokerRegistration.Endpoint> endpoints, String rack) {
         return submit("register broker", () -> {
-            List<ApiMessage> records = new ArrayList<>();
-            if (image.features().isEmpty()) {
-                for (Map.Entry<String, Short> feature : bootstrapFeatures.entrySet()) {
-                    records.add(new FeatureLevelRecord().setName(feature.getKey()).setFeatureLevel(feature.getValue()));
-                }
-            }
             RegisterBrokerRecord register = new RegisterBrokerRecord()
-                .setBrokerId(settings.nodeId())
-                .setIncarnationId(UUID.randomUUID())
-                .setBrokerEpoch(log.log().logEndOffset() + records.size())
+                .setBrokerId(brokerId)
+                .setIncarnationId(incarnationId)
+                .setBrokerEpoch(image().offset() + 1)
                 .setRack(rack)
                 .setFenced(false);
             for (BrokerRegistration.Endpoint endpoint : endpoints) {
                 register.endPoints().add(new RegisterBrokerRecord.BrokerEndpoint().setName(endpoint.listenerName()).setHost(endpoint.host())
                     .setPort(endpoint.port()).setSecurityProtocol(endpoint.securityProtocol()));
             }
-            records.add(register);
-            commit(records);
-            return register.brokerEpoch();
+            return Outcome.of(List.of(register), register.brokerEpoch());
         });
     }
 
@@ -167,37 +330,22 @@ public final class Controller implements AutoCloseable {
      * changed feature in one batch, so the new levels survive a restart and every publisher (and
      * the next ApiVersions answer) sees them together. All or nothing.
      */
+    @Override
     public CompletableFuture<FeatureUpdates.Result> updateFeatures(Map<String, FeatureUpdates.Update> updates, Map<String, short[]> supported,
                                                                    boolean validateOnly) {
         return submit("update features", () -> {
-            FeatureUpdates.Result result = FeatureUpdates.validate(updates, image.features(), supported, settings.nodeId());
+            FeatureUpdates.Result result = FeatureUpdates.validate(updates, image().features(), supported, settings.nodeId());
             if (result.error() == ErrorCode.NONE && !validateOnly) {
-                commit(result.records());
-                LOG.info("Finalized features changed: {} (metadata offset {})", updates, image.offset());
+                LOG.info("Finalized features change: {}", updates);
+                return Outcome.of(result.records(), result);
             }
-            return result;
+            return Outcome.of(List.of(), result);
         });
-    }
-
-    /**
-     * The state of the metadata quorum as its leader sees it. Strata's quorum is this node
-     * alone: it leads at a fixed epoch, and every appended batch is fsynced and committed at
-     * once, so the high watermark is the log end offset and the only voter is always caught up
-     * ({@code nowMs} is both its last fetch and its last caught-up time, as Kafka reports for
-     * the leader itself).
-     */
-    public record QuorumState(int leaderId, int leaderEpoch, long highWatermark, long logEndOffset, long nowMs) {
-    }
-
-    /** DescribeQuorum's answer, read on the controller thread so that it sees a whole batch or none. */
-    public CompletableFuture<QuorumState> describeQuorum() {
-        return submit("describe quorum", () -> new QuorumState(settings.nodeId(), MetadataLog.SINGLE_VOTER_EPOCH,
-            log.log().highWatermark(), log.log().logEndOffset(), time.milliseconds()));
     }
 
     // ---------------------------------------------------------------- topics
 
-    /** Creates topics (or only validates them); one result per requested topic, in order. */
+    @Override
     public CompletableFuture<List<CreateTopicsResponseData.CreatableTopicResult>> createTopics(List<CreateTopicsRequestData.CreatableTopic> topics,
                                                                                              boolean validateOnly) {
         return submit("create topics", () -> {
@@ -217,8 +365,7 @@ public final class Controller implements AutoCloseable {
                     records.addAll(topicRecords);
                 }
             }
-            commit(records);
-            return results;
+            return Outcome.of(records, results);
         });
     }
 
@@ -228,7 +375,7 @@ public final class Controller implements AutoCloseable {
 
     private List<ApiMessage> createTopicRecords(CreateTopicsRequestData.CreatableTopic topic, CreateTopicsResponseData.CreatableTopicResult result,
                                                 Map<String, String> pendingCollisions) {
-        MetadataImage current = image;
+        MetadataImage current = image();
         String invalid = TopicNames.validate(topic.name());
         if (invalid != null) {
             fail(result, ErrorCode.INVALID_TOPIC_EXCEPTION, invalid);
@@ -302,7 +449,7 @@ public final class Controller implements AutoCloseable {
 
     /** Replica lists per partition, from the request's manual assignment or round-robin over registered brokers. */
     private List<int[]> assignReplicas(CreateTopicsRequestData.CreatableTopic topic, CreateTopicsResponseData.CreatableTopicResult result) {
-        List<Integer> brokers = new ArrayList<>(image.brokers().keySet());
+        List<Integer> brokers = new ArrayList<>(image().brokers().keySet());
         brokers.sort(null);
         if (!topic.assignments().isEmpty()) {
             if (topic.numPartitions() != -1 || topic.replicationFactor() != -1) {
@@ -384,17 +531,13 @@ public final class Controller implements AutoCloseable {
         return assignment;
     }
 
-    /** The outcome of deleting one topic. */
-    public record DeleteResult(String name, UUID topicId, ErrorCode error, String message) {
-    }
-
-    /** Deletes topics named by name or by id (a null name means by id). */
+    @Override
     public CompletableFuture<List<DeleteResult>> deleteTopics(List<String> names, List<UUID> ids) {
         return submit("delete topics", () -> {
             List<DeleteResult> results = new ArrayList<>();
             List<ApiMessage> records = new ArrayList<>();
             Set<UUID> deleting = new HashSet<>();
-            MetadataImage current = image;
+            MetadataImage current = image();
             for (int i = 0; i < names.size(); i++) {
                 String name = names.get(i);
                 UUID id = ids.get(i);
@@ -414,12 +557,11 @@ public final class Controller implements AutoCloseable {
                 }
                 results.add(new DeleteResult(topic.name(), topic.id(), ErrorCode.NONE, null));
             }
-            commit(records);
-            return results;
+            return Outcome.of(records, results);
         });
     }
 
-    /** Adds partitions to topics. */
+    @Override
     public CompletableFuture<List<CreatePartitionsResponseData.CreatePartitionsTopicResult>> createPartitions(
             List<CreatePartitionsRequestData.CreatePartitionsTopic> topics, boolean validateOnly) {
         return submit("create partitions", () -> {
@@ -439,14 +581,13 @@ public final class Controller implements AutoCloseable {
                     records.addAll(topicRecords);
                 }
             }
-            commit(records);
-            return results;
+            return Outcome.of(records, results);
         });
     }
 
     private List<ApiMessage> createPartitionRecords(CreatePartitionsRequestData.CreatePartitionsTopic request,
                                                     CreatePartitionsResponseData.CreatePartitionsTopicResult result) {
-        TopicImage topic = image.topic(request.name());
+        TopicImage topic = image().topic(request.name());
         if (topic == null) {
             result.setErrorCode(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.code()).setErrorMessage("This server does not host this topic-partition.");
             return null;
@@ -462,7 +603,7 @@ public final class Controller implements AutoCloseable {
             return null;
         }
         int added = request.count() - current;
-        List<Integer> brokers = new ArrayList<>(image.brokers().keySet());
+        List<Integer> brokers = new ArrayList<>(image().brokers().keySet());
         brokers.sort(null);
         int replication = topic.partition(0).replicas().length;
         List<int[]> assignment;
@@ -493,11 +634,7 @@ public final class Controller implements AutoCloseable {
 
     // ---------------------------------------------------------------- configs
 
-    /** One change to a dynamic configuration: a value to set, or null to remove the key. */
-    public record ConfigChange(ConfigResource resource, String name, String value) {
-    }
-
-    /** Validated config changes, applied together. Validation is the caller's (it knows the resource types). */
+    @Override
     public CompletableFuture<Void> alterConfigs(List<ConfigChange> changes) {
         return submit("alter configs", () -> {
             List<ApiMessage> records = new ArrayList<>();
@@ -505,19 +642,18 @@ public final class Controller implements AutoCloseable {
                 records.add(new ConfigRecord().setResourceType(change.resource().type()).setResourceName(change.resource().name())
                     .setName(change.name()).setValue(change.value()));
             }
-            commit(records);
-            return null;
+            return Outcome.<Void>of(records, null);
         });
     }
 
     // ---------------------------------------------------------------- producer ids
 
-    /** Hands out a block of producer ids that will never be handed out again; returns its first id. */
-    public CompletableFuture<Long> allocateProducerIds(int blockSize) {
+    @Override
+    public CompletableFuture<Long> allocateProducerIds(int brokerId, long brokerEpoch) {
         return submit("allocate producer ids", () -> {
-            long first = image.nextProducerId();
-            commit(List.of(new ProducerIdsRecord().setBrokerId(settings.nodeId()).setBrokerEpoch(0).setNextProducerId(first + blockSize)));
-            return first;
+            long first = image().nextProducerId();
+            return Outcome.of(List.of(new ProducerIdsRecord().setBrokerId(brokerId).setBrokerEpoch(brokerEpoch)
+                .setNextProducerId(first + PRODUCER_ID_BLOCK_SIZE)), first);
         });
     }
 

@@ -1,0 +1,52 @@
+package io.strata.metadata;
+
+import io.strata.protocol.message.CreatePartitionsRequestData;
+import io.strata.protocol.message.CreatePartitionsResponseData;
+import io.strata.protocol.message.CreateTopicsRequestData;
+import io.strata.protocol.message.CreateTopicsResponseData;
+
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * What the rest of a node asks of the controller. Every method returns at once; the future
+ * completes once the change is committed to the metadata quorum (and, where the controller runs
+ * in this process, applied to this node's image), or fails with {@link NotControllerException}
+ * when no active controller took it. Implementations: {@link QuorumController} in-process, and
+ * the server's RPC client to the active controller elsewhere.
+ */
+public interface ControllerApi {
+    /** Producer ids are handed out in blocks, as Kafka's controller does. */
+    int PRODUCER_ID_BLOCK_SIZE = 1000;
+
+    /** Creates topics (or only validates them); one result per requested topic, in order. */
+    CompletableFuture<List<CreateTopicsResponseData.CreatableTopicResult>> createTopics(List<CreateTopicsRequestData.CreatableTopic> topics,
+                                                                                      boolean validateOnly);
+
+    /** The outcome of deleting one topic. */
+    record DeleteResult(String name, UUID topicId, io.strata.protocol.ErrorCode error, String message) {
+    }
+
+    /** Deletes topics named by name or by id (a null name means by id); lists of the same length. */
+    CompletableFuture<List<DeleteResult>> deleteTopics(List<String> names, List<UUID> ids);
+
+    /** Adds partitions to topics. */
+    CompletableFuture<List<CreatePartitionsResponseData.CreatePartitionsTopicResult>> createPartitions(
+        List<CreatePartitionsRequestData.CreatePartitionsTopic> topics, boolean validateOnly);
+
+    /** One change to a dynamic configuration: a value to set, or null to remove the key. */
+    record ConfigChange(ConfigResource resource, String name, String value) {
+    }
+
+    /** Validated config changes, applied together. Validation is the caller's (it knows the resource types). */
+    CompletableFuture<Void> alterConfigs(List<ConfigChange> changes);
+
+    /** A block of {@link #PRODUCER_ID_BLOCK_SIZE} producer ids never handed out before, for this broker; returns its first id. */
+    CompletableFuture<Long> allocateProducerIds(int brokerId, long brokerEpoch);
+
+    /** UpdateFeatures; see {@link FeatureUpdates}. */
+    CompletableFuture<FeatureUpdates.Result> updateFeatures(Map<String, FeatureUpdates.Update> updates, Map<String, short[]> supported,
+                                                            boolean validateOnly);
+}

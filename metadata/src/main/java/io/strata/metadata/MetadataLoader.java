@@ -1,0 +1,201 @@
+package io.strata.metadata;
+
+import io.strata.common.BackgroundErrors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The metadata every role of a node reads: committed records only, applied in log order to an
+ * immutable {@link MetadataImage} that is published to every {@link MetadataPublisher} and then
+ * made the current {@link #image()}. Runs on its own thread ({@code strata-metadata-loader}); the
+ * quorum hands it batches and snapshots ({@link #handleCommit}, {@link #handleSnapshot}) and
+ * never waits for it.
+ *
+ * <p>A record that cannot be applied is a bug or a damaged log: this node's view would diverge
+ * from the cluster's, so the loader stops applying (KAFKA-14275: apply errors are fatal), logs
+ * the record, counts it and reports {@link #failure()}; the node's readiness reflects it.
+ */
+public final class MetadataLoader implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(MetadataLoader.class);
+
+    private final int nodeId;
+    private final BackgroundErrors errors;
+    private final ExecutorService thread;
+    private final List<MetadataPublisher> publishers = new CopyOnWriteArrayList<>();
+    /** Loader thread only: who waits for an offset to be published. */
+    private final TreeMap<Long, List<CompletableFuture<Void>>> offsetWaiters = new TreeMap<>();
+    private volatile MetadataImage image = MetadataImage.EMPTY;
+    /** The offset after the last committed entry applied (batch ends and control batches included). */
+    private volatile long nextOffset;
+    private volatile Throwable failure;
+    private volatile boolean publishing;
+
+    public MetadataLoader(int nodeId, BackgroundErrors errors) {
+        this.nodeId = nodeId;
+        this.errors = errors;
+        this.thread = Executors.newSingleThreadExecutor(task -> {
+            Thread loader = new Thread(task, "strata-metadata-loader-" + nodeId);
+            loader.setDaemon(true);
+            return loader;
+        });
+    }
+
+    /** The latest published image: everything committed that this node has applied. */
+    public MetadataImage image() {
+        return image;
+    }
+
+    /** The offset after the last committed entry applied (0 before any). */
+    public long nextOffset() {
+        return nextOffset;
+    }
+
+    /** Why applying stopped, or null. */
+    public Throwable failure() {
+        return failure;
+    }
+
+    public void addPublisher(MetadataPublisher publisher) {
+        publishers.add(publisher);
+    }
+
+    /**
+     * Starts publishing: every publisher gets the current image at once (from the empty image),
+     * then every change. Before this, batches are applied to the image but not published (start-up
+     * registers publishers after the node's components exist).
+     */
+    public CompletableFuture<Void> startPublishing() {
+        return submit("start publishing", () -> {
+            publishing = true;
+            publishAll(MetadataImage.EMPTY, image);
+        });
+    }
+
+    /** Completes once the image includes every committed entry below {@code offset} (at once if it does). */
+    public CompletableFuture<Void> whenApplied(long offset) {
+        CompletableFuture<Void> applied = new CompletableFuture<>();
+        thread.execute(() -> {
+            if (nextOffset >= offset) {
+                applied.complete(null);
+            } else {
+                offsetWaiters.computeIfAbsent(offset, ignored -> new ArrayList<>()).add(applied);
+            }
+        });
+        return applied;
+    }
+
+    /** A committed batch (quorum thread): applied on the loader thread. */
+    public void handleCommit(MetadataBatch batch) {
+        thread.execute(() -> {
+            if (failure != null) {
+                return;
+            }
+            if (batch.control() || batch.records().isEmpty()) {
+                advance(batch.lastOffset() + 1);
+                return;
+            }
+            MetadataImage previous = image;
+            MetadataImage next;
+            try {
+                next = previous.apply(batch.records(), batch.lastOffset());
+            } catch (RuntimeException e) {
+                fail("batch " + batch.baseOffset() + "-" + batch.lastOffset() + " (" + batch.records() + ")", e);
+                return;
+            }
+            install(previous, next);
+            advance(batch.lastOffset() + 1);
+        });
+    }
+
+    /** The state is this snapshot's (quorum thread): the image is rebuilt from its records. */
+    public void handleSnapshot(long endOffset, List<io.strata.protocol.ApiMessage> records) {
+        thread.execute(() -> {
+            if (failure != null) {
+                return;
+            }
+            MetadataImage previous = image;
+            MetadataImage next;
+            try {
+                next = MetadataImage.EMPTY.apply(records, endOffset - 1);
+            } catch (RuntimeException e) {
+                fail("snapshot ending at " + endOffset, e);
+                return;
+            }
+            LOG.info("Node {}: loaded the metadata snapshot ending at offset {} ({} records)", nodeId, endOffset, records.size());
+            install(previous, next);
+            advance(endOffset);
+        });
+    }
+
+    private void install(MetadataImage previous, MetadataImage next) {
+        if (publishing) {
+            publishAll(previous, next);
+        }
+        image = next;
+    }
+
+    private void publishAll(MetadataImage previous, MetadataImage next) {
+        for (MetadataPublisher publisher : publishers) {
+            try {
+                publisher.publish(previous, next);
+            } catch (RuntimeException e) {
+                // A publisher's failure must not stop the others or the loader; it is counted and logged.
+                errors.record("metadata-publisher");
+                LOG.error("Node {}: a metadata publisher failed on the image at offset {}", nodeId, next.offset(), e);
+            }
+        }
+    }
+
+    private void advance(long offset) {
+        if (offset <= nextOffset) {
+            return;
+        }
+        nextOffset = offset;
+        while (!offsetWaiters.isEmpty() && offsetWaiters.firstKey() <= offset) {
+            for (CompletableFuture<Void> waiter : offsetWaiters.pollFirstEntry().getValue()) {
+                waiter.complete(null);
+            }
+        }
+    }
+
+    private void fail(String what, RuntimeException e) {
+        failure = e;
+        errors.record("metadata-loader");
+        LOG.error("Node {}: could not apply committed metadata {}; this node stops applying metadata", nodeId, what, e);
+        for (List<CompletableFuture<Void>> waiters : offsetWaiters.values()) {
+            for (CompletableFuture<Void> waiter : waiters) {
+                waiter.completeExceptionally(e);
+            }
+        }
+        offsetWaiters.clear();
+    }
+
+    private CompletableFuture<Void> submit(String name, Runnable work) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        thread.execute(() -> {
+            try {
+                work.run();
+                done.complete(null);
+            } catch (RuntimeException e) {
+                LOG.error("Node {}: metadata loader task {} failed", nodeId, name, e);
+                done.completeExceptionally(e);
+            }
+        });
+        return done;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        thread.shutdown();
+        thread.awaitTermination(10, TimeUnit.SECONDS);
+    }
+}
