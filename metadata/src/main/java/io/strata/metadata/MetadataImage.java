@@ -1,20 +1,29 @@
 package io.strata.metadata;
 
+import io.strata.metadata.record.BrokerRegistrationChangeRecord;
 import io.strata.metadata.record.ConfigRecord;
 import io.strata.metadata.record.FeatureLevelRecord;
+import io.strata.metadata.record.FenceBrokerRecord;
+import io.strata.metadata.record.NoOpRecord;
 import io.strata.metadata.record.PartitionChangeRecord;
 import io.strata.metadata.record.PartitionRecord;
 import io.strata.metadata.record.ProducerIdsRecord;
 import io.strata.metadata.record.RegisterBrokerRecord;
+import io.strata.metadata.record.RegisterControllerRecord;
 import io.strata.metadata.record.RemoveTopicRecord;
 import io.strata.metadata.record.TopicRecord;
+import io.strata.metadata.record.UnfenceBrokerRecord;
+import io.strata.metadata.record.UnregisterBrokerRecord;
 import io.strata.protocol.ApiMessage;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
 import java.util.UUID;
 
 /**
@@ -22,9 +31,27 @@ import java.util.UUID;
  * dynamic configurations, finalized features, registered brokers and the next producer id.
  * Immutable: the controller's and the brokers' readers hold an image and never see it
  * change; applying records produces a new image that is published atomically.
+ *
+ * <p>How each record changes the image (KRaft's replay rules unless noted):
+ * <ul>
+ *   <li>RegisterBroker: replaces the broker's registration; controlled shutdown starts false.</li>
+ *   <li>FenceBroker / UnfenceBroker / UnregisterBroker / BrokerRegistrationChange: apply only to
+ *       the registration with the record's BrokerEpoch; a record for another epoch (or an
+ *       unknown broker) is ignored. (Kafka's image treats that case as a fatal replay error;
+ *       Strata ignores it, see {@code brokerWithEpoch}.) BrokerRegistrationChange's Fenced is
+ *       1 fence, -1 unfence, 0 unchanged; InControlledShutdown 1 sets the flag, 0 unchanged.</li>
+ *   <li>PartitionChange: a field at its default is unchanged (Leader -2, Isr/Replicas null);
+ *       Leader -1 means no leader. A record that names a Leader (even the current one) bumps the
+ *       leader epoch; every PartitionChange bumps the partition epoch.</li>
+ *   <li>RegisterController: replaces the controller's entry in {@link #controllers()}.</li>
+ *   <li>NoOp: nothing but the offset.</li>
+ * </ul>
+ *
+ * <p>{@link #toRecords()} writes the image back as records (a snapshot's content); replaying
+ * them on {@link #EMPTY} at the image's offset gives an {@link #equals equal} image.
  */
 public final class MetadataImage {
-    public static final MetadataImage EMPTY = new MetadataImage(-1L, Map.of(), Map.of(), Map.of(), Map.of(), Map.of(), 0L);
+    public static final MetadataImage EMPTY = new MetadataImage(-1L, Map.of(), Map.of(), Map.of(), Map.of(), Map.of(), Map.of(), 0L);
 
     private final long offset;
     private final Map<String, TopicImage> topicsByName;
@@ -32,17 +59,19 @@ public final class MetadataImage {
     private final Map<ConfigResource, Map<String, String>> configs;
     private final Map<String, Short> features;
     private final Map<Integer, BrokerRegistration> brokers;
+    private final Map<Integer, ControllerRegistration> controllers;
     private final long nextProducerId;
 
     private MetadataImage(long offset, Map<String, TopicImage> topicsByName, Map<UUID, TopicImage> topicsById,
                           Map<ConfigResource, Map<String, String>> configs, Map<String, Short> features,
-                          Map<Integer, BrokerRegistration> brokers, long nextProducerId) {
+                          Map<Integer, BrokerRegistration> brokers, Map<Integer, ControllerRegistration> controllers, long nextProducerId) {
         this.offset = offset;
         this.topicsByName = topicsByName;
         this.topicsById = topicsById;
         this.configs = configs;
         this.features = features;
         this.brokers = brokers;
+        this.controllers = controllers;
         this.nextProducerId = nextProducerId;
     }
 
@@ -80,6 +109,16 @@ public final class MetadataImage {
         return brokers;
     }
 
+    /** Controller nodes by id, as their RegisterControllerRecords announced them. */
+    public Map<Integer, ControllerRegistration> controllers() {
+        return controllers;
+    }
+
+    /** Every resource with dynamic settings, and its settings. */
+    public Map<ConfigResource, Map<String, String>> allConfigs() {
+        return configs;
+    }
+
     public long nextProducerId() {
         return nextProducerId;
     }
@@ -106,6 +145,7 @@ public final class MetadataImage {
         private Map<ConfigResource, Map<String, String>> configs;
         private Map<String, Short> features;
         private Map<Integer, BrokerRegistration> brokers;
+        private Map<Integer, ControllerRegistration> controllers;
         private long nextProducerId;
 
         Builder(MetadataImage base) {
@@ -174,20 +214,81 @@ public final class MetadataImage {
                     features.put(feature.name(), feature.featureLevel());
                 }
             } else if (record instanceof RegisterBrokerRecord register) {
-                if (brokers == null) {
-                    brokers = new HashMap<>(base.brokers);
-                }
                 List<BrokerRegistration.Endpoint> endpoints = new ArrayList<>();
                 for (RegisterBrokerRecord.BrokerEndpoint endpoint : register.endPoints()) {
                     endpoints.add(new BrokerRegistration.Endpoint(endpoint.name(), endpoint.host(), endpoint.port(), endpoint.securityProtocol()));
                 }
-                brokers.put(register.brokerId(), new BrokerRegistration(register.brokerId(), register.brokerEpoch(), register.incarnationId(),
-                    endpoints, register.rack(), register.fenced()));
+                brokers().put(register.brokerId(), new BrokerRegistration(register.brokerId(), register.brokerEpoch(), register.incarnationId(),
+                    endpoints, register.rack(), register.fenced(), false));
+            } else if (record instanceof FenceBrokerRecord fence) {
+                BrokerRegistration broker = brokerWithEpoch(fence.brokerId(), fence.brokerEpoch());
+                if (broker != null) {
+                    brokers().put(broker.id(), broker.withFenced(true));
+                }
+            } else if (record instanceof UnfenceBrokerRecord unfence) {
+                BrokerRegistration broker = brokerWithEpoch(unfence.brokerId(), unfence.brokerEpoch());
+                if (broker != null) {
+                    brokers().put(broker.id(), broker.withFenced(false));
+                }
+            } else if (record instanceof UnregisterBrokerRecord unregister) {
+                if (brokerWithEpoch(unregister.brokerId(), unregister.brokerEpoch()) != null) {
+                    brokers().remove(unregister.brokerId());
+                }
+            } else if (record instanceof BrokerRegistrationChangeRecord change) {
+                applyBrokerRegistrationChange(change);
+            } else if (record instanceof RegisterControllerRecord register) {
+                List<BrokerRegistration.Endpoint> endpoints = new ArrayList<>();
+                for (RegisterControllerRecord.ControllerEndpoint endpoint : register.endPoints()) {
+                    endpoints.add(new BrokerRegistration.Endpoint(endpoint.name(), endpoint.host(), endpoint.port(), endpoint.securityProtocol()));
+                }
+                if (controllers == null) {
+                    controllers = new HashMap<>(base.controllers);
+                }
+                controllers.put(register.controllerId(), new ControllerRegistration(register.controllerId(), register.incarnationId(), endpoints));
             } else if (record instanceof ProducerIdsRecord ids) {
                 nextProducerId = Math.max(nextProducerId, ids.nextProducerId());
+            } else if (record instanceof NoOpRecord) {
+                // Only the offset moves (build sets it).
             } else {
                 throw new IllegalStateException("unknown metadata record " + record.getClass().getSimpleName());
             }
+        }
+
+        private Map<Integer, BrokerRegistration> brokers() {
+            if (brokers == null) {
+                brokers = new HashMap<>(base.brokers);
+            }
+            return brokers;
+        }
+
+        /**
+         * The broker's registration if its epoch is {@code epoch}, else null: a lifecycle record
+         * written for an earlier registration of the broker no longer applies to it.
+         */
+        private BrokerRegistration brokerWithEpoch(int brokerId, long epoch) {
+            BrokerRegistration broker = (brokers != null ? brokers : base.brokers).get(brokerId);
+            return broker != null && broker.epoch() == epoch ? broker : null;
+        }
+
+        private void applyBrokerRegistrationChange(BrokerRegistrationChangeRecord change) {
+            BrokerRegistration broker = brokerWithEpoch(change.brokerId(), change.brokerEpoch());
+            if (broker == null) {
+                return;
+            }
+            BrokerRegistration next = switch (change.fenced()) {
+                case 0 -> broker;
+                case 1 -> broker.withFenced(true);
+                case -1 -> broker.withFenced(false);
+                default -> throw new IllegalStateException("BrokerRegistrationChangeRecord for broker " + change.brokerId()
+                    + " epoch " + change.brokerEpoch() + " has Fenced=" + change.fenced() + "; expected -1, 0 or 1");
+            };
+            next = switch (change.inControlledShutdown()) {
+                case 0 -> next;
+                case 1 -> next.withInControlledShutdown(true);
+                default -> throw new IllegalStateException("BrokerRegistrationChangeRecord for broker " + change.brokerId()
+                    + " epoch " + change.brokerEpoch() + " has InControlledShutdown=" + change.inControlledShutdown() + "; expected 0 or 1");
+            };
+            brokers().put(next.id(), next);
         }
 
         private void applyPartitionChange(PartitionChangeRecord change) {
@@ -219,8 +320,100 @@ public final class MetadataImage {
                 configs == null ? base.configs : Collections.unmodifiableMap(configs),
                 features == null ? base.features : Collections.unmodifiableMap(features),
                 brokers == null ? base.brokers : Collections.unmodifiableMap(brokers),
+                controllers == null ? base.controllers : Collections.unmodifiableMap(controllers),
                 nextProducerId);
         }
+    }
+
+    /**
+     * The whole image as records, in the order a snapshot holds them: features, brokers (each
+     * registration, then a BrokerRegistrationChangeRecord if it is in controlled shutdown),
+     * controllers, topics each followed by its partitions, configurations, producer ids. Within a
+     * kind the order is by id or name, so equal images give equal lists.
+     *
+     * <p>Postcondition: {@code EMPTY.apply(toRecords(), offset())} {@link #equals equals} this image.
+     */
+    public List<ApiMessage> toRecords() {
+        List<ApiMessage> records = new ArrayList<>();
+        for (Map.Entry<String, Short> feature : new TreeMap<>(features).entrySet()) {
+            records.add(new FeatureLevelRecord().setName(feature.getKey()).setFeatureLevel(feature.getValue()));
+        }
+        for (BrokerRegistration broker : new TreeMap<>(brokers).values()) {
+            addBrokerRecords(broker, records);
+        }
+        for (ControllerRegistration controller : new TreeMap<>(controllers).values()) {
+            RegisterControllerRecord record = new RegisterControllerRecord().setControllerId(controller.id())
+                .setIncarnationId(controller.incarnationId());
+            for (BrokerRegistration.Endpoint endpoint : controller.endpoints()) {
+                record.endPoints().add(new RegisterControllerRecord.ControllerEndpoint().setName(endpoint.listenerName())
+                    .setHost(endpoint.host()).setPort(endpoint.port()).setSecurityProtocol(endpoint.securityProtocol()));
+            }
+            records.add(record);
+        }
+        for (TopicImage topic : new TreeMap<>(topicsByName).values()) {
+            records.add(new TopicRecord().setName(topic.name()).setTopicId(topic.id()));
+            for (Map.Entry<Integer, PartitionRegistration> entry : new TreeMap<>(topic.partitions()).entrySet()) {
+                records.add(partitionRecord(topic.id(), entry.getKey(), entry.getValue()));
+            }
+        }
+        List<ConfigResource> resources = new ArrayList<>(configs.keySet());
+        resources.sort(Comparator.comparingInt((ConfigResource resource) -> resource.type()).thenComparing(ConfigResource::name));
+        for (ConfigResource resource : resources) {
+            for (Map.Entry<String, String> setting : new TreeMap<>(configs.get(resource)).entrySet()) {
+                records.add(new ConfigRecord().setResourceType(resource.type()).setResourceName(resource.name())
+                    .setName(setting.getKey()).setValue(setting.getValue()));
+            }
+        }
+        if (nextProducerId > 0) {
+            // No broker owns a snapshot's block; -1 as KRaft's snapshots write.
+            records.add(new ProducerIdsRecord().setBrokerId(-1).setBrokerEpoch(-1).setNextProducerId(nextProducerId));
+        }
+        return records;
+    }
+
+    private static void addBrokerRecords(BrokerRegistration broker, List<ApiMessage> records) {
+        RegisterBrokerRecord register = new RegisterBrokerRecord().setBrokerId(broker.id()).setBrokerEpoch(broker.epoch())
+            .setIncarnationId(broker.incarnationId()).setRack(broker.rack()).setFenced(broker.fenced());
+        for (BrokerRegistration.Endpoint endpoint : broker.endpoints()) {
+            register.endPoints().add(new RegisterBrokerRecord.BrokerEndpoint().setName(endpoint.listenerName()).setHost(endpoint.host())
+                .setPort(endpoint.port()).setSecurityProtocol(endpoint.securityProtocol()));
+        }
+        records.add(register);
+        if (broker.inControlledShutdown()) {
+            records.add(new BrokerRegistrationChangeRecord().setBrokerId(broker.id()).setBrokerEpoch(broker.epoch())
+                .setInControlledShutdown((byte) 1));
+        }
+    }
+
+    private static PartitionRecord partitionRecord(UUID topicId, int index, PartitionRegistration partition) {
+        PartitionRecord record = new PartitionRecord().setTopicId(topicId).setPartitionId(index).setLeader(partition.leader())
+            .setLeaderEpoch(partition.leaderEpoch()).setPartitionEpoch(partition.partitionEpoch());
+        for (int replica : partition.replicas()) {
+            record.replicas().add(replica);
+        }
+        for (int replica : partition.isr()) {
+            record.isr().add(replica);
+        }
+        return record;
+    }
+
+    /** Equal images: same offset, topics (with partitions), configurations, features, brokers, controllers and next producer id. */
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof MetadataImage that && offset == that.offset && nextProducerId == that.nextProducerId
+            && topicsByName.equals(that.topicsByName) && topicsById.equals(that.topicsById) && configs.equals(that.configs)
+            && features.equals(that.features) && brokers.equals(that.brokers) && controllers.equals(that.controllers);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(offset, nextProducerId, topicsByName, configs, features, brokers, controllers);
+    }
+
+    @Override
+    public String toString() {
+        return "MetadataImage(offset=" + offset + ", topics=" + topicsByName + ", configs=" + configs + ", features=" + features
+            + ", brokers=" + brokers + ", controllers=" + controllers + ", nextProducerId=" + nextProducerId + ")";
     }
 
     static int[] toArray(List<Integer> values) {

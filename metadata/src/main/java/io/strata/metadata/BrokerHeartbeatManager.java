@@ -1,0 +1,146 @@
+package io.strata.metadata;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntPredicate;
+
+/**
+ * The active controller's view of broker liveness: when each registered broker was last heard
+ * from, whose session has ended (to be fenced), and whether a fenced broker has caught up with
+ * the metadata log (to be unfenced). Pure and clock-free: every call takes {@code nowMs} from
+ * the caller, so tests drive it with a fake clock. Keeps no record of fencing itself; the image
+ * does.
+ *
+ * <p>Not thread-safe: owned by the controller's event thread. Every operation is O(1) except
+ * {@link #expired}, a scan of the registered brokers (a cluster has at most some thousands).
+ *
+ * <p>Rules:
+ * <ul>
+ *   <li>A session lasts {@code sessionTimeoutMs} from the last contact: a broker is expired when
+ *       {@code nowMs - lastContactMs > sessionTimeoutMs}. Only fencing candidates (the caller's
+ *       predicate: currently unfenced) are reported, and a broker once reported is not reported
+ *       again until it is touched or registered anew.</li>
+ *   <li>Contact is any heartbeat that reached the controller, including one whose reply timed
+ *       out in an overloaded controller's queue: the caller {@link #touch}es on receipt, not on
+ *       completion (KAFKA-15019: a busy controller fenced live brokers).</li>
+ *   <li>A controller that becomes active starts every registered broker on a full session from
+ *       then with {@link #resetAll}, whether or not the broker has heartbeated to it
+ *       (KAFKA-13841: brokers registered before the failover and never heard from again were
+ *       never fenced).</li>
+ *   <li>Catch-up for unfencing is against a target offset fixed when the broker registers (or
+ *       when the controller becomes active), never the controller's moving committed offset:
+ *       with a NoOp record committed every 500 ms a moving target could never be reached
+ *       (KAFKA-13959).</li>
+ * </ul>
+ */
+public final class BrokerHeartbeatManager {
+    /** One broker's liveness. */
+    private static final class Session {
+        long lastContactMs;
+        final long catchUpTargetOffset;
+        boolean reportedExpired;
+
+        Session(long lastContactMs, long catchUpTargetOffset) {
+            this.lastContactMs = lastContactMs;
+            this.catchUpTargetOffset = catchUpTargetOffset;
+        }
+    }
+
+    private final Map<Integer, Session> sessions = new HashMap<>();
+
+    /**
+     * A broker registered (or registered again): a new session from {@code nowMs}, caught up once
+     * its metadata offset reaches {@code catchUpTargetOffset} (the controller's committed offset now).
+     */
+    public void register(int brokerId, long nowMs, long catchUpTargetOffset) {
+        sessions.put(brokerId, new Session(nowMs, catchUpTargetOffset));
+    }
+
+    /**
+     * Contact from a registered broker: its session starts again from {@code nowMs}. Touching a
+     * broker that is not registered here is a bug of the caller (it validates the broker epoch first).
+     */
+    public void touch(int brokerId, long nowMs) {
+        Session session = sessionOrThrow(brokerId, "touch");
+        session.lastContactMs = Math.max(session.lastContactMs, nowMs);
+        session.reportedExpired = false;
+    }
+
+    /** The broker was unregistered: forget it. */
+    public void remove(int brokerId) {
+        sessions.remove(brokerId);
+    }
+
+    /** True if the broker is tracked here. */
+    public boolean isRegistered(int brokerId) {
+        return sessions.containsKey(brokerId);
+    }
+
+    /**
+     * The fencing candidates (per {@code fencingCandidate}, e.g. unfenced in the image) whose
+     * session ended by {@code nowMs}, in ascending id order; each is reported once until touched
+     * or registered again.
+     */
+    public List<Integer> expired(long nowMs, long sessionTimeoutMs, IntPredicate fencingCandidate) {
+        if (sessionTimeoutMs <= 0) {
+            throw new IllegalArgumentException("sessionTimeoutMs must be positive: sessionTimeoutMs=" + sessionTimeoutMs);
+        }
+        List<Integer> expired = new ArrayList<>();
+        for (Map.Entry<Integer, Session> entry : sessions.entrySet()) {
+            Session session = entry.getValue();
+            if (!session.reportedExpired && nowMs - session.lastContactMs > sessionTimeoutMs && fencingCandidate.test(entry.getKey())) {
+                session.reportedExpired = true;
+                expired.add(entry.getKey());
+            }
+        }
+        expired.sort(null);
+        return expired;
+    }
+
+    /** {@link #expired(long, long, IntPredicate)} with the brokers unfenced in {@code image} as the candidates. */
+    public List<Integer> expired(long nowMs, long sessionTimeoutMs, MetadataImage image) {
+        return expired(nowMs, sessionTimeoutMs, id -> {
+            BrokerRegistration broker = image.brokers().get(id);
+            return broker != null && !broker.fenced();
+        });
+    }
+
+    /**
+     * For a controller that just became active: forget every earlier session and start each of
+     * {@code registered} on a full session from {@code nowMs}, caught up at
+     * {@code catchUpTargetOffset} (the controller's committed offset on becoming active).
+     */
+    public void resetAll(Collection<Integer> registered, long nowMs, long catchUpTargetOffset) {
+        sessions.clear();
+        for (int brokerId : registered) {
+            register(brokerId, nowMs, catchUpTargetOffset);
+        }
+    }
+
+    /** True once a heartbeat's {@code currentMetadataOffset} reached the broker's fixed catch-up target. */
+    public boolean caughtUp(int brokerId, long currentMetadataOffset) {
+        return currentMetadataOffset >= sessionOrThrow(brokerId, "check the catch-up of").catchUpTargetOffset;
+    }
+
+    /** The offset fixed at registration that the broker must reach to be unfenced. */
+    public long catchUpTargetOffset(int brokerId) {
+        return sessionOrThrow(brokerId, "read the catch-up target of").catchUpTargetOffset;
+    }
+
+    /** When the broker was last heard from. */
+    public long lastContactMs(int brokerId) {
+        return sessionOrThrow(brokerId, "read the last contact of").lastContactMs;
+    }
+
+    private Session sessionOrThrow(int brokerId, String action) {
+        Session session = sessions.get(brokerId);
+        if (session == null) {
+            throw new IllegalStateException("cannot " + action + " broker " + brokerId + ": not registered with the heartbeat manager "
+                + "(registered: " + sessions.keySet() + ")");
+        }
+        return session;
+    }
+}

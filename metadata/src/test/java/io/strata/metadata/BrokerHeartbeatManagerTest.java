@@ -1,0 +1,137 @@
+package io.strata.metadata;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import static io.strata.metadata.MetadataRecords.register;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** BrokerHeartbeatManager on a fake clock: sessions, one report per silence, failover reset, fixed catch-up target. */
+class BrokerHeartbeatManagerTest {
+    private static final long SESSION_TIMEOUT_MS = 9_000;
+
+    private final BrokerHeartbeatManager manager = new BrokerHeartbeatManager();
+    private final Set<Integer> fenced = new HashSet<>();
+    private long nowMs = 1_000_000;
+
+    @BeforeEach
+    void registerThreeBrokers() {
+        for (int id = 1; id <= 3; id++) {
+            manager.register(id, nowMs, 100);
+        }
+    }
+
+    private List<Integer> expired() {
+        return manager.expired(nowMs, SESSION_TIMEOUT_MS, id -> !fenced.contains(id));
+    }
+
+    @Test
+    void aBrokerExpiresOnlyAfterAFullSessionWithoutContact() {
+        nowMs += SESSION_TIMEOUT_MS;
+        assertThat(expired()).as("exactly the timeout: still valid").isEmpty();
+        nowMs += 1;
+        assertThat(expired()).containsExactly(1, 2, 3);
+    }
+
+    @Test
+    void touchingStartsTheSessionAgain() {
+        nowMs += 5_000;
+        manager.touch(2, nowMs);
+        nowMs += 5_000;
+        assertThat(expired()).containsExactly(1, 3);
+        assertThat(manager.lastContactMs(2)).isEqualTo(1_005_000);
+        nowMs += 5_000;
+        assertThat(expired()).containsExactly(2);
+    }
+
+    @Test
+    void anExpiredBrokerIsReportedOnceUntilTouchedAgain() {
+        nowMs += SESSION_TIMEOUT_MS + 1;
+        assertThat(expired()).containsExactly(1, 2, 3);
+        nowMs += 60_000;
+        assertThat(expired()).isEmpty();
+        manager.touch(1, nowMs);
+        nowMs += SESSION_TIMEOUT_MS + 1;
+        assertThat(expired()).containsExactly(1);
+    }
+
+    @Test
+    void onlyFencingCandidatesAreReportedAndAFencedBrokerIsReportedOnceUnfenced() {
+        fenced.add(2);
+        nowMs += SESSION_TIMEOUT_MS + 1;
+        assertThat(expired()).containsExactly(1, 3);
+        fenced.remove(2);
+        assertThat(expired()).containsExactly(2);
+    }
+
+    @Test
+    void theImageOverloadTakesTheUnfencedBrokersAsCandidates() {
+        MetadataImage image = MetadataImage.EMPTY.apply(List.of(register(1, 1, null, false), register(2, 2, null, true)), 1);
+        nowMs += SESSION_TIMEOUT_MS + 1;
+        assertThat(manager.expired(nowMs, SESSION_TIMEOUT_MS, image)).as("2 fenced, 3 not in the image").containsExactly(1);
+    }
+
+    @Test
+    void aRemovedBrokerIsForgottenAndARegistrationStartsANewSession() {
+        manager.remove(3);
+        assertThat(manager.isRegistered(3)).isFalse();
+        nowMs += SESSION_TIMEOUT_MS + 1;
+        assertThat(expired()).containsExactly(1, 2);
+        manager.register(1, nowMs, 500);
+        nowMs += SESSION_TIMEOUT_MS + 1;
+        assertThat(expired()).containsExactly(1);
+        assertThatThrownBy(() -> manager.touch(3, nowMs)).isInstanceOf(IllegalStateException.class).hasMessageContaining("broker 3");
+    }
+
+    @Test
+    void aControllerBecomingActiveGivesEveryRegisteredBrokerAFullSessionEvenWithoutHeartbeats() {
+        nowMs += 8_000;
+        manager.resetAll(List.of(1, 2, 3, 4), nowMs, 700);
+        nowMs += SESSION_TIMEOUT_MS;
+        assertThat(expired()).as("brokers silent since before the failover keep a full session from the failover").isEmpty();
+        nowMs += 1;
+        assertThat(expired()).as("including 4, which never heartbeated to this controller").containsExactly(1, 2, 3, 4);
+        assertThat(manager.catchUpTargetOffset(4)).isEqualTo(700);
+    }
+
+    @Test
+    void resetAllForgetsBrokersNoLongerRegistered() {
+        manager.resetAll(List.of(1), nowMs, 0);
+        assertThat(manager.isRegistered(2)).isFalse();
+        nowMs += SESSION_TIMEOUT_MS + 1;
+        assertThat(expired()).containsExactly(1);
+    }
+
+    @Test
+    void catchUpIsAgainstTheTargetFixedAtRegistrationNotTheMovingCommittedOffset() {
+        assertThat(manager.caughtUp(1, 99)).isFalse();
+        assertThat(manager.caughtUp(1, 100)).isTrue();
+        // The controller keeps committing (NoOp records); the target does not move with it.
+        for (int i = 0; i < 10; i++) {
+            nowMs += 500;
+            manager.touch(1, nowMs);
+        }
+        assertThat(manager.catchUpTargetOffset(1)).isEqualTo(100);
+        assertThat(manager.caughtUp(1, 100)).isTrue();
+        manager.register(1, nowMs, 250);
+        assertThat(manager.caughtUp(1, 200)).as("a new registration fixes a new target").isFalse();
+    }
+
+    @Test
+    void aLateTouchDoesNotMoveTheLastContactBack() {
+        manager.touch(1, nowMs + 5_000);
+        manager.touch(1, nowMs);
+        assertThat(manager.lastContactMs(1)).isEqualTo(nowMs + 5_000);
+    }
+
+    @Test
+    void aNonPositiveSessionTimeoutIsABug() {
+        assertThatThrownBy(() -> manager.expired(nowMs, 0, id -> true)).isInstanceOf(IllegalArgumentException.class)
+            .hasMessage("sessionTimeoutMs must be positive: sessionTimeoutMs=0");
+    }
+}
