@@ -4,10 +4,12 @@ import io.strata.common.Time;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.lang.management.ManagementFactory;
 import java.net.http.HttpClient;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -20,8 +22,10 @@ import java.util.concurrent.Callable;
  * after 15 s). Run again on the same directory, it restarts the same cluster: the same cluster
  * id and data.
  *
- * <p>Exit codes: 0 stopped on a signal (or an interrupt, in tests); 1 a node exited on its own
- * or was not ready in time (the tail of its log is printed); 2 bad usage.
+ * <p>Exit codes: on Ctrl-C / SIGTERM the JVM's signal exit (130 / 143, as {@code strata server}),
+ * after the nodes stopped; 0 when the command's thread is interrupted (tests run it in-process);
+ * 1 a node exited on its own, was not ready in time (the tail of its log is printed) or is
+ * still running from an earlier launcher; 2 bad usage.
  */
 @Command(name = "cluster", description = "Run a local multi-node Strata cluster (one process per node) until interrupted.")
 final class ClusterCommand implements Callable<Integer> {
@@ -57,6 +61,11 @@ final class ClusterCommand implements Callable<Integer> {
             System.err.println("strata cluster: " + e.getMessage());
             return 2;
         }
+        String running = cluster.alreadyRunning();
+        if (running != null) {
+            System.err.println("strata cluster: " + running);
+            return StrataCli.EXIT_FAILURE;
+        }
         String clusterId = cluster.clusterId(new SecureRandom());
         cluster.writeConfigs(clusterId);
         Thread hook = new Thread(cluster::stop, "strata-cluster-shutdown");
@@ -79,8 +88,15 @@ final class ClusterCommand implements Callable<Integer> {
     }
 
     private List<String> jvmOptions() {
-        // The children inherit the environment, STRATA_LOG_LEVEL included.
-        return List.of("-Xms32m", "-Xmx" + heap, "-Dio.netty.jfr.enabled=false");
+        // The children inherit the environment, STRATA_LOG_LEVEL included, and bin/strata's
+        // class-data-sharing archive when this JVM uses one (it halves a node's start).
+        List<String> options = new ArrayList<>(List.of("-Xms32m", "-Xmx" + heap, "-Dio.netty.jfr.enabled=false"));
+        for (String argument : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (argument.startsWith("-XX:SharedArchiveFile=") || argument.startsWith("-Xlog:cds")) {
+                options.add(argument);
+            }
+        }
+        return options;
     }
 
     /** 0 once every node is ready; 1 if one exits first or the deadline passes. */

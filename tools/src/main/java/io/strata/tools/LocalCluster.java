@@ -167,6 +167,33 @@ final class LocalCluster {
     }
 
     /**
+     * A description of a node still running from an earlier launcher (one killed without the
+     * chance to stop its children): its pid file names a live process whose command line
+     * names the node's server.properties. Null when there is none.
+     */
+    String alreadyRunning() throws IOException {
+        for (int id = 1; id <= nodes; id++) {
+            Path pidFile = nodeDir(id).resolve("server.pid");
+            if (!Files.exists(pidFile)) {
+                continue;
+            }
+            long pid;
+            try {
+                pid = Long.parseLong(Files.readString(pidFile, StandardCharsets.UTF_8).strip());
+            } catch (NumberFormatException e) {
+                continue;
+            }
+            String config = nodeDir(id).resolve("server.properties").toAbsolutePath().toString();
+            boolean running = ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+                .flatMap(handle -> handle.info().commandLine()).map(line -> line.contains(config)).orElse(false);
+            if (running) {
+                return "node " + id + " is still running as process " + pid + " (" + pidFile + "); stop it first";
+            }
+        }
+        return null;
+    }
+
+    /**
      * Starts every node as a child process: this JVM's executable and class path running
      * {@code StrataCli server --config DIR/node-ID/server.properties}.
      */

@@ -117,6 +117,23 @@ class ClusterCommandTest {
     }
 
     @Test
+    void refusesToStartOverANodeStillRunningFromAnEarlierLauncher() throws Exception {
+        Path config = dir.resolve("node-2").resolve("server.properties").toAbsolutePath();
+        Files.createDirectories(config.getParent());
+        // A stand-in for an orphaned node: a process whose command line names node 2's configuration.
+        Process orphan = new ProcessBuilder("sh", "-c", "sleep 60 # " + config).start();
+        try {
+            Files.writeString(config.getParent().resolve("server.pid"), orphan.pid() + "\n");
+            CliRunner.Result result = CliRunner.run("cluster", "--nodes", String.valueOf(NODES), "--dir", dir.toString(), "--base-port", "20000");
+            assertThat(result.exitCode()).as(result.toString()).isEqualTo(1);
+            assertThat(result.err()).contains("node 2 is still running as process " + orphan.pid());
+            assertThat(dir.resolve("node-1").resolve("server.pid")).doesNotExist();
+        } finally {
+            orphan.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void refusesMoreControllersThanNodes() {
         CliRunner.Result result = CliRunner.run("cluster", "--nodes", "2", "--controllers", "3", "--dir", dir.toString());
         assertThat(result.exitCode()).as(result.toString()).isEqualTo(2);
