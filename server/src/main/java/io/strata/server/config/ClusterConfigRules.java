@@ -20,6 +20,7 @@ import java.util.stream.Collectors;
  * <p>Which rules apply, by {@code process.roles}:
  * <pre>
  *   rule                                                   broker  controller  both
+ *   process.roles not empty, no role twice                   x        x         x
  *   node.id not among the voters                             x
  *   node.id among the voters (when voters are given)                  x         x
  *   controller.listener.names non-empty                      x        x         x
@@ -49,6 +50,11 @@ final class ClusterConfigRules {
         if (roles.isEmpty()) {
             throw new ConfigException(ServerConfig.PROCESS_ROLES + " must contain 'broker', 'controller' or both when "
                 + ServerConfig.CONTROLLER_QUORUM_VOTERS + " or " + ServerConfig.CONTROLLER_QUORUM_BOOTSTRAP_SERVERS + " is set");
+        }
+        @SuppressWarnings("unchecked")
+        List<String> rolesGiven = (List<String>) config.value(ServerConfig.PROCESS_ROLES);
+        if (rolesGiven.size() != roles.size()) {
+            throw new ConfigException("Duplicate role names found in `" + ServerConfig.PROCESS_ROLES + "`: " + rolesGiven);
         }
         List<String> controllerNames = config.controllerListenerNames();
         if (controllerNames.isEmpty()) {

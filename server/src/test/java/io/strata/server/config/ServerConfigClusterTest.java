@@ -240,6 +240,7 @@ class ServerConfigClusterTest {
     void processRolesMustNotBeEmptyInACluster() {
         assertRefused(with(combined(), "process.roles", ""), "process.roles must contain 'broker', 'controller' or both");
         assertRefused(with(combined(), "process.roles", "broker,zookeeper"), "process.roles", "must be one of");
+        assertRefused(with(combined(), "process.roles", "broker,broker"), "Duplicate role names found in `process.roles`: [broker, broker]");
     }
 
     @Test
