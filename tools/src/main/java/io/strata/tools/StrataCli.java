@@ -69,11 +69,12 @@ public final class StrataCli implements Runnable {
     }
 
     /** The subcommands, in the order {@code strata --help} lists them. */
-    private static final String[] SUBCOMMANDS = {"server", "topics", "produce", "consume", "groups", "perf", "metrics", "version"};
+    private static final String[] SUBCOMMANDS = {"server", "cluster", "topics", "produce", "consume", "groups", "perf", "metrics", "version"};
 
     private static Object subcommand(String name) {
         return switch (name) {
             case "server" -> new ServerCommand();
+            case "cluster" -> new ClusterCommand();
             case "topics" -> new TopicsCommand();
             case "produce" -> new ProduceCommand();
             case "consume" -> new ConsumeCommand();

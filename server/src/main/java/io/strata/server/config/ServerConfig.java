@@ -4,18 +4,24 @@ import io.strata.common.config.ConfigDef;
 import io.strata.common.config.ConfigDef.Type;
 import io.strata.common.config.ConfigException;
 import io.strata.coordinator.group.consumer.ConsumerGroupSettings;
+import io.strata.raft.RaftConfig;
 import io.strata.storage.LogConfig;
 import io.strata.storage.cleaner.CleanerConfig;
 
 import java.io.IOException;
 import java.io.Reader;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 
 /**
  * The broker's configuration: Apache Kafka's key names and defaults, except where a single
@@ -23,6 +29,11 @@ import java.util.Properties;
  * data in ./data, node id 1, replication factors of 1). Invalid values stop the start with
  * a message naming the key; unknown keys are reported. A listener or key that asks for security
  * Strata does not implement yet stops the start too ({@link UnimplementedSecurity}).
+ *
+ * <p>With neither {@code controller.quorum.voters} nor {@code controller.quorum.bootstrap.servers}
+ * the node is the zero-config single node ({@link #isStandaloneDefault()}); otherwise it is a
+ * member of a cluster and Kafka 4's rules on roles, listeners and voters apply
+ * ({@link ClusterConfigRules}).
  *
  * <p>Immutable.
  */
@@ -105,6 +116,28 @@ public final class ServerConfig {
     public static final String STRATA_FORMAT_FEATURES = "strata.format.features";
     public static final String METRICS_ENABLED = "metrics.enabled";
     public static final String METRICS_LISTENER = "metrics.listener";
+    // The quorum and the cluster (Kafka 4's KRaft keys).
+    public static final String CONTROLLER_QUORUM_VOTERS = "controller.quorum.voters";
+    public static final String CONTROLLER_QUORUM_BOOTSTRAP_SERVERS = "controller.quorum.bootstrap.servers";
+    public static final String CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS = "controller.quorum.election.timeout.ms";
+    public static final String CONTROLLER_QUORUM_FETCH_TIMEOUT_MS = "controller.quorum.fetch.timeout.ms";
+    public static final String CONTROLLER_QUORUM_ELECTION_BACKOFF_MAX_MS = "controller.quorum.election.backoff.max.ms";
+    public static final String CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS = "controller.quorum.request.timeout.ms";
+    public static final String CONTROLLER_QUORUM_RETRY_BACKOFF_MS = "controller.quorum.retry.backoff.ms";
+    public static final String CONTROLLER_QUORUM_APPEND_LINGER_MS = "controller.quorum.append.linger.ms";
+    public static final String BROKER_SESSION_TIMEOUT_MS = "broker.session.timeout.ms";
+    public static final String BROKER_HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms";
+    public static final String METADATA_LOG_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS = "metadata.log.max.record.bytes.between.snapshots";
+    public static final String METADATA_LOG_MAX_SNAPSHOT_INTERVAL_MS = "metadata.log.max.snapshot.interval.ms";
+    public static final String METADATA_MAX_IDLE_INTERVAL_MS = "metadata.max.idle.interval.ms";
+    public static final String METADATA_LOG_DIR = "metadata.log.dir";
+    public static final String METADATA_LOG_SEGMENT_BYTES = "metadata.log.segment.bytes";
+    public static final String INITIAL_BROKER_REGISTRATION_TIMEOUT_MS = "initial.broker.registration.timeout.ms";
+    public static final String CONTROLLED_SHUTDOWN_ENABLE = "controlled.shutdown.enable";
+
+    /** The {@code process.roles} values. */
+    public static final String ROLE_BROKER = "broker";
+    public static final String ROLE_CONTROLLER = "controller";
 
     public static final ConfigDef DEFINITION = buildDefinition();
 
@@ -112,7 +145,7 @@ public final class ServerConfig {
         ConfigDef def = new ConfigDef()
             .define(NODE_ID, Type.INT, 1, ConfigDef.atLeast(0), "this node's id in the cluster")
             .define(BROKER_ID, Type.INT, null, "deprecated alias of node.id")
-            .define(PROCESS_ROLES, Type.LIST, "broker,controller", ConfigDef.oneOf("broker", "controller"), "roles of this node")
+            .define(PROCESS_ROLES, Type.LIST, "broker,controller", ConfigDef.oneOf(ROLE_BROKER, ROLE_CONTROLLER), "roles of this node")
             .define(CLUSTER_ID, Type.STRING, null, "cluster id used when formatting a new data directory (random if unset)")
             .define(LISTENERS, Type.LIST, "PLAINTEXT://127.0.0.1:9092", "listeners as NAME://host:port; port 0 picks a free port")
             .define(ADVERTISED_LISTENERS, Type.LIST, null, "listeners given to clients; defaults to listeners")
@@ -211,6 +244,7 @@ public final class ServerConfig {
                 + "cluster exists: change levels with UpdateFeatures (kafka-features)")
             .define(METRICS_ENABLED, Type.BOOLEAN, true, "serve /metrics and /health")
             .define(METRICS_LISTENER, Type.STRING, "http://127.0.0.1:9644", "address of the metrics endpoint");
+        defineQuorum(def);
         // Broker-level log settings: every synonym of a topic configuration, with Kafka's defaults.
         def.define("log.retention.hours", Type.INT, 168, "retention in hours")
             .define("log.retention.minutes", Type.INT, null, "retention in minutes")
@@ -229,6 +263,44 @@ public final class ServerConfig {
             }
         }
         return def;
+    }
+
+    /**
+     * Kafka 4's quorum, lifecycle and metadata-log keys, with Kafka's types and defaults. The
+     * quorum timings must be positive (Kafka allows 0; {@link RaftConfig} does not, as a zero
+     * election or fetch timeout makes the quorum spin); the linger may be 0.
+     */
+    private static void defineQuorum(ConfigDef def) {
+        def.define(CONTROLLER_QUORUM_VOTERS, Type.LIST, "",
+                "the static voter set as id@host:port entries, e.g. 1@127.0.0.1:9093,2@127.0.0.1:9094; empty: the "
+                    + "zero-config single node (one voter, this node, in-process) unless controller.quorum.bootstrap.servers is set")
+            .define(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS, Type.LIST, "",
+                "controller endpoints (host:port) used to discover the quorum's leader (KIP-853 dynamic quorums)")
+            .define(CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS, Type.INT, 1000, ConfigDef.atLeast(1),
+                "how long a voter without a leader waits before it asks for votes (randomised up to twice this)")
+            .define(CONTROLLER_QUORUM_FETCH_TIMEOUT_MS, Type.INT, 2000, ConfigDef.atLeast(1),
+                "a follower without a successful fetch for this long becomes a candidate")
+            .define(CONTROLLER_QUORUM_ELECTION_BACKOFF_MAX_MS, Type.INT, 1000, ConfigDef.atLeast(1),
+                "longest pause before a new election after a lost one")
+            .define(CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS, Type.INT, 2000, ConfigDef.atLeast(1), "timeout of quorum requests")
+            .define(CONTROLLER_QUORUM_RETRY_BACKOFF_MS, Type.INT, 20, ConfigDef.atLeast(1), "pause before resending a failed quorum request")
+            .define(CONTROLLER_QUORUM_APPEND_LINGER_MS, Type.INT, 25, ConfigDef.atLeast(0),
+                "how long the leader waits to gather writes into one batch before appending it")
+            .define(BROKER_SESSION_TIMEOUT_MS, Type.INT, 9000, ConfigDef.atLeast(1),
+                "a broker without a heartbeat for this long is fenced (set on the controllers)")
+            .define(BROKER_HEARTBEAT_INTERVAL_MS, Type.INT, 2000, ConfigDef.atLeast(1), "how often a broker heartbeats to the controller")
+            .define(METADATA_LOG_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS, Type.LONG, 20_971_520L, ConfigDef.atLeast(1),
+                "metadata log bytes after the latest snapshot that trigger a new one")
+            .define(METADATA_LOG_MAX_SNAPSHOT_INTERVAL_MS, Type.LONG, 3_600_000L, ConfigDef.atLeast(0),
+                "longest time between snapshots while there are new committed records; 0: no time-based snapshots")
+            .define(METADATA_MAX_IDLE_INTERVAL_MS, Type.INT, 500, ConfigDef.atLeast(0),
+                "how often the active controller appends a no-op record so that the high watermark advances; 0: never")
+            .define(METADATA_LOG_DIR, Type.STRING, null, "directory of the metadata log (__cluster_metadata-0); unset: the first log dir")
+            .define(METADATA_LOG_SEGMENT_BYTES, Type.INT, 1_073_741_824, ConfigDef.atLeast(8 * 1024 * 1024), "segment size of the metadata log")
+            .define(INITIAL_BROKER_REGISTRATION_TIMEOUT_MS, Type.INT, 60_000, ConfigDef.atLeast(1),
+                "a broker not registered with the controller within this long after start gives up and exits")
+            .define(CONTROLLED_SHUTDOWN_ENABLE, Type.BOOLEAN, true,
+                "on shutdown a broker first asks the controller to move its leaders away and waits for it");
     }
 
     private final ConfigDef.Parsed parsed;
@@ -288,6 +360,11 @@ public final class ServerConfig {
             consumerGroupSettings();
         } catch (IllegalArgumentException e) {
             throw new ConfigException(e.getMessage());
+        }
+        quorumVoters();
+        quorumBootstrapServers();
+        if (!isStandaloneDefault()) {
+            ClusterConfigRules.check(this);
         }
     }
 
@@ -440,6 +517,131 @@ public final class ServerConfig {
         return new CleanerConfig(getBoolean(LOG_CLEANER_ENABLE), getInt(LOG_CLEANER_THREADS), getLong(LOG_CLEANER_DEDUPE_BUFFER_SIZE),
             ((Number) value(LOG_CLEANER_IO_BUFFER_LOAD_FACTOR)).doubleValue(), getInt(LOG_CLEANER_IO_BUFFER_SIZE), getLong(LOG_CLEANER_BACKOFF_MS),
             ((Number) value(LOG_CLEANER_IO_MAX_BYTES_PER_SECOND)).doubleValue());
+    }
+
+    // ---------------------------------------------------------------- roles, listeners, quorum
+
+    /**
+     * Whether this is the zero-config single node: neither {@code controller.quorum.voters} nor
+     * {@code controller.quorum.bootstrap.servers} is set. Such a node is the one voter of its
+     * own quorum, in-process, and needs no controller listener; Kafka's KRaft rules
+     * ({@link ClusterConfigRules}) apply only to the other nodes.
+     */
+    public boolean isStandaloneDefault() {
+        return quorumVoters().isEmpty() && quorumBootstrapServers().isEmpty();
+    }
+
+    /** {@code process.roles}: "broker", "controller" or both, in the order given. */
+    @SuppressWarnings("unchecked")
+    public Set<String> processRoles() {
+        return Collections.unmodifiableSet(new LinkedHashSet<>((List<String>) parsed.values().get(PROCESS_ROLES)));
+    }
+
+    public boolean isController() {
+        return processRoles().contains(ROLE_CONTROLLER);
+    }
+
+    public boolean isBroker() {
+        return processRoles().contains(ROLE_BROKER);
+    }
+
+    /**
+     * {@code controller.quorum.voters}, parsed, in the order given (empty when unset).
+     *
+     * @throws ConfigException naming the key and the entry that is not {@code id@host:port}, or a repeated id
+     */
+    @SuppressWarnings("unchecked")
+    public List<QuorumVoter> quorumVoters() {
+        return QuorumVoter.parseAll(CONTROLLER_QUORUM_VOTERS, (List<String>) parsed.values().get(CONTROLLER_QUORUM_VOTERS));
+    }
+
+    /**
+     * {@code controller.quorum.bootstrap.servers} as unresolved addresses, in the order given.
+     *
+     * @throws ConfigException naming the key and the entry that is not {@code host:port}
+     */
+    @SuppressWarnings("unchecked")
+    public List<InetSocketAddress> quorumBootstrapServers() {
+        List<String> entries = (List<String>) parsed.values().get(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS);
+        return entries.stream().map(entry -> QuorumVoter.parseHostPort(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS, entry.strip(),
+            () -> new ConfigException(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS + ": expected host:port, got '" + entry + "'"))).toList();
+    }
+
+    /** {@code controller.listener.names}, in the order given. */
+    @SuppressWarnings("unchecked")
+    public List<String> controllerListenerNames() {
+        return (List<String>) parsed.values().get(CONTROLLER_LISTENER_NAMES);
+    }
+
+    /** Every entry of {@code listeners}, parsed. */
+    public List<Endpoint> listenerEndpoints() {
+        return listeners().stream().map(Endpoint::parse).toList();
+    }
+
+    /**
+     * This node's controller endpoint: the listener in {@code listeners} named by the first
+     * entry of {@code controller.listener.names} that has one (the first name is the one
+     * brokers and other voters use, as in Kafka), or null: no controller listener, as on a
+     * broker-only node or the zero-config single node.
+     */
+    public Endpoint controllerEndpoint() {
+        List<Endpoint> endpoints = listenerEndpoints();
+        for (String name : controllerListenerNames()) {
+            for (Endpoint endpoint : endpoints) {
+                if (ClusterConfigRules.normalise(endpoint.listenerName()).equals(ClusterConfigRules.normalise(name))) {
+                    return endpoint;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The advertised endpoints clients may use: {@link #advertisedListeners()} without the controller listeners. */
+    public List<Endpoint> advertisedBrokerListeners() {
+        Set<String> controllerNames = new HashSet<>();
+        controllerListenerNames().forEach(name -> controllerNames.add(ClusterConfigRules.normalise(name)));
+        return advertisedListeners().stream()
+            .filter(endpoint -> !controllerNames.contains(ClusterConfigRules.normalise(endpoint.listenerName()))).toList();
+    }
+
+    /**
+     * The listener brokers replicate and send inter-broker requests on: {@code
+     * inter.broker.listener.name} when set, else the first listener of {@code listeners} that
+     * is not a controller listener (Kafka picks the one of {@code security.inter.broker.protocol},
+     * PLAINTEXT; every Strata listener is PLAINTEXT), or null when there is none.
+     */
+    public String interBrokerListenerName() {
+        String configured = getString(INTER_BROKER_LISTENER_NAME);
+        if (configured != null) {
+            return configured;
+        }
+        Set<String> controllerNames = new HashSet<>();
+        controllerListenerNames().forEach(name -> controllerNames.add(ClusterConfigRules.normalise(name)));
+        for (Endpoint endpoint : listenerEndpoints()) {
+            if (!controllerNames.contains(ClusterConfigRules.normalise(endpoint.listenerName()))) {
+                return endpoint.listenerName();
+            }
+        }
+        return null;
+    }
+
+    /** {@code listener.security.protocol.map} with Kafka's defaults: listener name to protocol, both upper case. */
+    public Map<String, String> listenerSecurityProtocolMap() {
+        return UnimplementedSecurity.protocolMap(this, originals().containsKey(LISTENER_SECURITY_PROTOCOL_MAP));
+    }
+
+    /** The quorum's timings ({@code controller.quorum.*}); fetch sizes are the raft module's defaults, as in Kafka. */
+    public RaftConfig raftConfig() {
+        RaftConfig defaults = RaftConfig.DEFAULTS;
+        return new RaftConfig(getInt(CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS), getInt(CONTROLLER_QUORUM_ELECTION_BACKOFF_MAX_MS),
+            getInt(CONTROLLER_QUORUM_FETCH_TIMEOUT_MS), getInt(CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS), getInt(CONTROLLER_QUORUM_RETRY_BACKOFF_MS),
+            defaults.fetchMaxBytes(), defaults.fetchSnapshotMaxBytes());
+    }
+
+    /** Where the metadata log lives: {@code metadata.log.dir}, else the first of {@link #logDirs()}. */
+    public Path metadataLogDir() {
+        String configured = getString(METADATA_LOG_DIR);
+        return configured != null && !configured.isEmpty() ? Path.of(configured) : logDirs().get(0);
     }
 
     public boolean fsyncOnAck() {

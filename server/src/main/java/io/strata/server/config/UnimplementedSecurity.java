@@ -121,7 +121,7 @@ final class UnimplementedSecurity {
     }
 
     /** Listener name to protocol, both upper case: the configured map, then Kafka's defaults. */
-    private static Map<String, String> protocolMap(ServerConfig config, boolean mapSet) {
+    static Map<String, String> protocolMap(ServerConfig config, boolean mapSet) {
         Map<String, String> protocols = new LinkedHashMap<>();
         @SuppressWarnings("unchecked")
         List<String> entries = (List<String>) config.value(ServerConfig.LISTENER_SECURITY_PROTOCOL_MAP);
