@@ -125,7 +125,7 @@ public final class MetadataImage {
 
     /** This image at another offset (an image applied before its batch's offsets were known). */
     public MetadataImage withOffset(long newOffset) {
-        return newOffset == offset ? this : new MetadataImage(newOffset, topicsByName, topicsById, configs, features, brokers, nextProducerId);
+        return newOffset == offset ? this : new MetadataImage(newOffset, topicsByName, topicsById, configs, features, brokers, controllers, nextProducerId);
     }
 
     /** Applies records read from (or just written to) the log; {@code lastOffset} is the offset of the last one. */

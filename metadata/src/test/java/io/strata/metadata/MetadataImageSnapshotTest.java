@@ -16,14 +16,14 @@ import java.util.List;
 import java.util.Random;
 import java.util.UUID;
 
-import static io.strata.metadata.MetadataRecords.change;
-import static io.strata.metadata.MetadataRecords.fence;
-import static io.strata.metadata.MetadataRecords.partition;
-import static io.strata.metadata.MetadataRecords.partitionChange;
-import static io.strata.metadata.MetadataRecords.register;
-import static io.strata.metadata.MetadataRecords.throughBytes;
-import static io.strata.metadata.MetadataRecords.topic;
-import static io.strata.metadata.MetadataRecords.unfence;
+import static io.strata.metadata.TestRecords.change;
+import static io.strata.metadata.TestRecords.fence;
+import static io.strata.metadata.TestRecords.partition;
+import static io.strata.metadata.TestRecords.partitionChange;
+import static io.strata.metadata.TestRecords.register;
+import static io.strata.metadata.TestRecords.throughBytes;
+import static io.strata.metadata.TestRecords.topic;
+import static io.strata.metadata.TestRecords.unfence;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -156,7 +156,7 @@ class MetadataImageSnapshotTest {
             change.setIsr(isr);
         }
         if (random.nextInt(4) == 0) {
-            change.setReplicas(MetadataRecords.list(randomReplicas(random)));
+            change.setReplicas(TestRecords.list(randomReplicas(random)));
         }
         return change;
     }

@@ -9,14 +9,14 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 
-import static io.strata.metadata.MetadataRecords.change;
-import static io.strata.metadata.MetadataRecords.fence;
-import static io.strata.metadata.MetadataRecords.list;
-import static io.strata.metadata.MetadataRecords.partition;
-import static io.strata.metadata.MetadataRecords.partitionChange;
-import static io.strata.metadata.MetadataRecords.register;
-import static io.strata.metadata.MetadataRecords.topic;
-import static io.strata.metadata.MetadataRecords.unfence;
+import static io.strata.metadata.TestRecords.change;
+import static io.strata.metadata.TestRecords.fence;
+import static io.strata.metadata.TestRecords.list;
+import static io.strata.metadata.TestRecords.partition;
+import static io.strata.metadata.TestRecords.partitionChange;
+import static io.strata.metadata.TestRecords.register;
+import static io.strata.metadata.TestRecords.topic;
+import static io.strata.metadata.TestRecords.unfence;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** PartitionLeaderElection: failover in replica order, offline and back, the last ISR member, epochs. */

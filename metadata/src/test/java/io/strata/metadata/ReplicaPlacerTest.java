@@ -94,8 +94,8 @@ class ReplicaPlacerTest {
 
     @Test
     void theImageOverloadUsesTheImagesBrokers() {
-        MetadataImage image = MetadataImage.EMPTY.apply(List.of(MetadataRecords.register(1, 1, "a", false),
-            MetadataRecords.register(2, 2, "b", true)), 2);
+        MetadataImage image = MetadataImage.EMPTY.apply(List.of(TestRecords.register(1, 1, "a", false),
+            TestRecords.register(2, 2, "b", true)), 2);
         ReplicaPlacer.Result result = ReplicaPlacer.place(image, 2, (short) 1, 0);
         assertThat(result.assignments()).containsExactly(new int[] {1}, new int[] {1});
     }

@@ -2,15 +2,12 @@ package io.strata.metadata;
 
 import io.strata.metadata.record.BrokerRegistrationChangeRecord;
 import io.strata.metadata.record.FenceBrokerRecord;
-import io.strata.metadata.record.MetadataRecordType;
 import io.strata.metadata.record.PartitionChangeRecord;
 import io.strata.metadata.record.PartitionRecord;
 import io.strata.metadata.record.RegisterBrokerRecord;
 import io.strata.metadata.record.TopicRecord;
 import io.strata.metadata.record.UnfenceBrokerRecord;
 import io.strata.protocol.ApiMessage;
-import io.strata.protocol.ByteBufferWriter;
-import io.strata.protocol.Reader;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -18,8 +15,8 @@ import java.util.List;
 import java.util.UUID;
 
 /** Record builders and a byte round trip shared by the metadata tests. */
-final class MetadataRecords {
-    private MetadataRecords() {
+final class TestRecords {
+    private TestRecords() {
     }
 
     static RegisterBrokerRecord register(int id, long epoch, String rack, boolean fenced) {
@@ -70,17 +67,8 @@ final class MetadataRecords {
         return list;
     }
 
-    /** Writes the record at its type's highest version and reads it back, as the metadata log does. */
+    /** Writes the record as the metadata log stores it (frame, type, highest version) and reads it back. */
     static ApiMessage throughBytes(ApiMessage record) {
-        MetadataRecordType type = MetadataRecordType.fromId(record.apiKey());
-        short version = type.highestVersion;
-        ByteBuffer buffer = ByteBuffer.allocate(record.size(version));
-        record.write(new ByteBufferWriter(buffer), version);
-        buffer.flip();
-        ApiMessage read = type.read(new Reader(buffer), version);
-        if (buffer.hasRemaining()) {
-            throw new AssertionError(buffer.remaining() + " bytes left after reading " + record);
-        }
-        return read;
+        return MetadataRecords.decode(ByteBuffer.wrap(MetadataRecords.encode(record)));
     }
 }
