@@ -23,7 +23,15 @@ import io.strata.protocol.records.CompressionType;
 import io.strata.protocol.records.MemoryRecords;
 import io.strata.protocol.records.RecordBatchBuilder;
 import io.strata.protocol.records.TimestampType;
+import io.strata.common.Time;
+import io.strata.coordinator.transaction.TransactionMetadata;
+import io.strata.protocol.message.WriteTxnMarkersRequestData;
+import io.strata.protocol.message.WriteTxnMarkersResponseData;
+import io.strata.server.api.InterBrokerMarkerWriter;
 import io.strata.server.api.InternalTopics;
+import io.strata.server.api.RemoteMarkerWriter;
+import io.strata.server.api.TransactionMarkers;
+import io.strata.server.network.client.InterBrokerClient;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -38,6 +46,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -272,6 +281,85 @@ class MultiBrokerViewsTest {
             } finally {
                 broker.server().replicaManager().publish(after, before);
             }
+        }
+    }
+
+    /** A remote writer that records what it is asked to send and answers when the test says. */
+    private static final class FakeRemote implements RemoteMarkerWriter {
+        record Sent(int brokerId, String host, int port, WriteTxnMarkersRequestData request,
+                    CompletableFuture<WriteTxnMarkersResponseData> answer) {
+        }
+
+        final List<Sent> sent = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        @Override
+        public CompletableFuture<WriteTxnMarkersResponseData> send(int brokerId, String host, int port, WriteTxnMarkersRequestData request) {
+            CompletableFuture<WriteTxnMarkersResponseData> answer = new CompletableFuture<>();
+            sent.add(new Sent(brokerId, host, port, request, answer));
+            return answer;
+        }
+    }
+
+    private static WriteTxnMarkersResponseData answer(long producerId, String topic, int partition, ErrorCode error) {
+        return new WriteTxnMarkersResponseData().setMarkers(List.of(new WriteTxnMarkersResponseData.WritableTxnMarkerResult()
+            .setProducerId(producerId).setTopics(List.of(new WriteTxnMarkersResponseData.WritableTxnMarkerTopicResult().setName(topic)
+                .setPartitions(List.of(new WriteTxnMarkersResponseData.WritableTxnMarkerPartitionResult().setPartitionIndex(partition)
+                    .setErrorCode(error.code())))))));
+    }
+
+    @Test
+    void markersGoToEachPartitionsLeaderAndCompleteOnlyWhenEveryLeaderAnswered() throws Exception {
+        FakeRemote remote = new FakeRemote();
+        TransactionMarkers markers = new TransactionMarkers(broker.server().replicaManager(), broker.server().groupCoordinator(), Time.SYSTEM,
+            remote, "PLAINTEXT");
+        TransactionMetadata.TxnPartition remoteLed = new TransactionMetadata.TxnPartition("remote", 0);
+        TransactionMetadata.TxnPartition localLed = new TransactionMetadata.TxnPartition("remote", 1);
+        TransactionMetadata.TxnPartition gone = new TransactionMetadata.TxnPartition("no-such-topic", 0);
+        CompletableFuture<Map<TransactionMetadata.TxnPartition, ErrorCode>> done = new CompletableFuture<>();
+        markers.writeMarkers(7_000L, (short) 3, 5, true, new java.util.LinkedHashSet<>(List.of(remoteLed, localLed, gone)), done::complete);
+
+        assertThat(remote.sent).hasSize(1);
+        FakeRemote.Sent sent = remote.sent.get(0);
+        assertThat(sent.brokerId()).isEqualTo(2);
+        assertThat(sent.host()).isEqualTo("127.0.0.1");
+        assertThat(sent.port()).isEqualTo(broker2Port);
+        WriteTxnMarkersRequestData.WritableTxnMarker marker = sent.request().markers().get(0);
+        assertThat(marker.producerId()).isEqualTo(7_000L);
+        assertThat(marker.producerEpoch()).isEqualTo((short) 3);
+        assertThat(marker.coordinatorEpoch()).isEqualTo(5);
+        assertThat(marker.transactionResult()).isTrue();
+        assertThat(marker.topics()).hasSize(1);
+        assertThat(marker.topics().get(0).name()).isEqualTo("remote");
+        assertThat(marker.topics().get(0).partitionIndexes()).containsExactly(0);
+        assertThat(done).as("the remote leader has not answered").isNotDone();
+
+        sent.answer().complete(answer(7_000L, "remote", 0, ErrorCode.NONE));
+        assertThat(done.get(10, TimeUnit.SECONDS)).containsExactly(Map.entry(remoteLed, ErrorCode.NONE), Map.entry(localLed, ErrorCode.NONE),
+            Map.entry(gone, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+
+        // A leader that cannot be reached, or that does not know the partition yet, is retried (by the coordinator).
+        CompletableFuture<Map<TransactionMetadata.TxnPartition, ErrorCode>> unreachable = new CompletableFuture<>();
+        markers.writeMarkers(7_001L, (short) 0, 5, false, Set.of(remoteLed), unreachable::complete);
+        remote.sent.get(1).answer().completeExceptionally(new java.io.IOException("connection refused"));
+        assertThat(unreachable.get(10, TimeUnit.SECONDS)).containsExactly(Map.entry(remoteLed, ErrorCode.NETWORK_EXCEPTION));
+        CompletableFuture<Map<TransactionMetadata.TxnPartition, ErrorCode>> lagging = new CompletableFuture<>();
+        markers.writeMarkers(7_002L, (short) 0, 5, false, Set.of(remoteLed), lagging::complete);
+        remote.sent.get(2).answer().complete(answer(7_002L, "remote", 0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+        assertThat(lagging.get(10, TimeUnit.SECONDS)).containsExactly(Map.entry(remoteLed, ErrorCode.NOT_LEADER_OR_FOLLOWER));
+    }
+
+    @Test
+    void theInterBrokerMarkerWriterSpeaksWriteTxnMarkersToARealBroker() throws Exception {
+        // Broker 1 is the "remote" leader here: the writer reaches it over the network like any other broker.
+        try (InterBrokerClient client = new InterBrokerClient(InterBrokerClient.Settings.defaults("markers-test"), 1, Time.SYSTEM,
+                new java.util.Random(42))) {
+            InterBrokerMarkerWriter writer = new InterBrokerMarkerWriter(client);
+            WriteTxnMarkersRequestData request = new WriteTxnMarkersRequestData().setMarkers(List.of(new WriteTxnMarkersRequestData.WritableTxnMarker()
+                .setProducerId(8_000L).setProducerEpoch((short) 0).setTransactionResult(false).setCoordinatorEpoch(0)
+                .setTopics(List.of(new WriteTxnMarkersRequestData.WritableTxnMarkerTopic().setName("remote").setPartitionIndexes(List.of(0, 1))))));
+            WriteTxnMarkersResponseData response = writer.send(1, "127.0.0.1", broker.port(), request).get(30, TimeUnit.SECONDS);
+            assertThat(response.markers().get(0).topics().get(0).partitions()).extracting(p -> ErrorCode.forCode(p.errorCode()))
+                .containsExactly(ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NONE);
         }
     }
 }

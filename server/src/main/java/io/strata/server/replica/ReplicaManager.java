@@ -100,6 +100,11 @@ public final class ReplicaManager implements MetadataPublisher {
         return nodeId;
     }
 
+    /** The metadata image last published here (the one leadership is decided by). */
+    public MetadataImage image() {
+        return image;
+    }
+
     /**
      * The partition if this node hosts and leads it, as Kafka's {@code getPartitionOrError}
      * decides; otherwise throws {@link ErrorCodeException} with NOT_LEADER_OR_FOLLOWER when the
