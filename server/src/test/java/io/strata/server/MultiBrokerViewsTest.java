@@ -7,6 +7,12 @@ import io.strata.metadata.record.PartitionChangeRecord;
 import io.strata.protocol.ErrorCode;
 import io.strata.protocol.message.ApiMessageType;
 import io.strata.protocol.message.CreateTopicsRequestData;
+import io.strata.protocol.message.DeleteRecordsRequestData;
+import io.strata.protocol.message.DeleteRecordsResponseData;
+import io.strata.protocol.message.DescribeProducersRequestData;
+import io.strata.protocol.message.DescribeProducersResponseData;
+import io.strata.protocol.message.OffsetForLeaderEpochRequestData;
+import io.strata.protocol.message.OffsetForLeaderEpochResponseData;
 import io.strata.protocol.message.FetchRequestData;
 import io.strata.protocol.message.FetchResponseData;
 import io.strata.protocol.message.FindCoordinatorRequestData;
@@ -56,8 +62,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * What clients see when the image holds a second broker (2, registered through the controller
  * with a port nobody listens on) and partitions it leads: Metadata lists both brokers and the
- * image's leaders; Produce, Fetch and ListOffsets to a partition led by 2 answer
- * NOT_LEADER_OR_FOLLOWER with the KIP-951 leader hints; FindCoordinator names the leader of the
+ * image's leaders; Produce and Fetch to a partition led by 2 answer NOT_LEADER_OR_FOLLOWER with
+ * the KIP-951 leader hints, and ListOffsets, OffsetForLeaderEpoch, DeleteRecords and
+ * DescribeProducers NOT_LEADER_OR_FOLLOWER; transaction markers go to each partition's leader; FindCoordinator names the leader of the
  * group's {@code __consumer_offsets} partition, and a group API for a group coordinated by 2 is
  * NOT_COORDINATOR here.
  */
@@ -219,6 +226,28 @@ class MultiBrokerViewsTest {
                     new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(9).setTimestamp(-1L).setCurrentLeaderEpoch(-1)))));
             ListOffsetsResponseData response = client.send(ApiMessageType.LIST_OFFSETS, 7, request);
             assertThat(response.topics().get(0).partitions()).extracting(p -> ErrorCode.forCode(p.errorCode()))
+                .containsExactly(ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        }
+    }
+
+    @Test
+    void partitionApisOfTheLeaderAnswerNotLeaderForAPartitionLedElsewhere() throws Exception {
+        try (RawClient client = new RawClient(broker.port())) {
+            OffsetForLeaderEpochResponseData epochs = client.send(ApiMessageType.OFFSET_FOR_LEADER_EPOCH, 4, new OffsetForLeaderEpochRequestData()
+                .setReplicaId(-1).setTopics(List.of(new OffsetForLeaderEpochRequestData.OffsetForLeaderTopic().setTopic("remote").setPartitions(List.of(
+                    new OffsetForLeaderEpochRequestData.OffsetForLeaderPartition().setPartition(0).setCurrentLeaderEpoch(-1).setLeaderEpoch(0),
+                    new OffsetForLeaderEpochRequestData.OffsetForLeaderPartition().setPartition(1).setCurrentLeaderEpoch(-1).setLeaderEpoch(0))))));
+            assertThat(epochs.topics().get(0).partitions()).extracting(p -> ErrorCode.forCode(p.errorCode()))
+                .containsExactly(ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NONE);
+
+            DeleteRecordsResponseData deleted = client.send(ApiMessageType.DELETE_RECORDS, 2, new DeleteRecordsRequestData().setTimeoutMs(10_000)
+                .setTopics(List.of(new DeleteRecordsRequestData.DeleteRecordsTopic().setName("remote").setPartitions(List.of(
+                    new DeleteRecordsRequestData.DeleteRecordsPartition().setPartitionIndex(0).setOffset(0))))));
+            assertThat(ErrorCode.forCode(deleted.topics().get(0).partitions().get(0).errorCode())).isEqualTo(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+
+            DescribeProducersResponseData producers = client.send(ApiMessageType.DESCRIBE_PRODUCERS, 0, new DescribeProducersRequestData()
+                .setTopics(List.of(new DescribeProducersRequestData.TopicRequest().setName("remote").setPartitionIndexes(List.of(0, 1, 9)))));
+            assertThat(producers.topics().get(0).partitions()).extracting(p -> ErrorCode.forCode(p.errorCode()))
                 .containsExactly(ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         }
     }
