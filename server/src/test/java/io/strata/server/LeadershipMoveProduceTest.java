@@ -39,9 +39,8 @@ class LeadershipMoveProduceTest {
 
     @Test
     void aParkedAcksAllProduceIsAnsweredNotLeaderAtOnceWhenLeadershipMovesAway() throws Exception {
-        try (TestBroker broker = new TestBroker(dataDir, Map.of("strata.fsync", "on-ack"))) {
-            broker.server().controller().registerBroker(2, UUID.randomUUID(),
-                List.of(new BrokerRegistration.Endpoint("PLAINTEXT", "127.0.0.1", 1, (short) 0)), "rack-b").get(30, TimeUnit.SECONDS);
+        try (TestBroker broker = new TestBroker(dataDir, Map.of("strata.fsync", "on-ack", "broker.session.timeout.ms", "600000"))) {
+            broker.registerBroker(2, "127.0.0.1", 1, "rack-b");
             broker.admin().createTopics(List.of(new NewTopic("moving", Map.of(0, List.of(1, 2))))).all().get(30, TimeUnit.SECONDS);
             UnifiedLog log = broker.log("moving", 0);
             CountDownLatch fsyncEntered = new CountDownLatch(1);

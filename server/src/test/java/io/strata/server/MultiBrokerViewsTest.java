@@ -81,12 +81,11 @@ class MultiBrokerViewsTest {
     @BeforeAll
     void start() throws Exception {
         broker = new TestBroker(dataDir, Map.of("offsets.topic.num.partitions", Integer.toString(OFFSETS_PARTITIONS),
-            "offsets.topic.replication.factor", "1"));
+            "offsets.topic.replication.factor", "1", "broker.session.timeout.ms", "600000"));
         try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             broker2Port = probe.getLocalPort();
         }
-        broker.server().controller().registerBroker(2, UUID.randomUUID(),
-            List.of(new BrokerRegistration.Endpoint("PLAINTEXT", "127.0.0.1", broker2Port, (short) 0)), "rack-b").get(30, TimeUnit.SECONDS);
+        broker.registerBroker(2, "127.0.0.1", broker2Port, "rack-b");
         // remote-0 led by 2 (not hosted here), remote-1 led here; moving-0 hosted here with 2 as follower.
         broker.admin().createTopics(List.of(new NewTopic("remote", new java.util.TreeMap<>(Map.of(0, List.of(2), 1, List.of(1)))),
             new NewTopic("moving", Map.of(0, List.of(1, 2))))).all().get(30, TimeUnit.SECONDS);
