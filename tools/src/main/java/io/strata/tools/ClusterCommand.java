@@ -24,8 +24,10 @@ import java.util.concurrent.Callable;
  *
  * <p>Exit codes: on Ctrl-C / SIGTERM the JVM's signal exit (130 / 143, as {@code strata server}),
  * after the nodes stopped; 0 when the command's thread is interrupted (tests run it in-process);
- * 1 a node exited on its own, was not ready in time (the tail of its log is printed) or is
- * still running from an earlier launcher; 2 bad usage.
+ * 1 a node exited on its own before the cluster was ready, was not ready in time (the tail of
+ * its log is printed) or is still running from an earlier launcher; 2 bad usage. Once the cluster
+ * is up, a node that exits (kill -9 it to try failover) is reported and left down while the
+ * others run; from a terminal, {@code kill N}, {@code start N} and {@code status} act on nodes.
  */
 @Command(name = "cluster", description = "Run a local multi-node Strata cluster (one process per node) until interrupted.")
 final class ClusterCommand implements Callable<Integer> {
@@ -147,15 +149,75 @@ final class ClusterCommand implements Callable<Integer> {
         System.out.flush();
     }
 
-    /** Waits until interrupted (0) or until a node exits on its own (1). */
+    /**
+     * Runs until interrupted (0). A node that exits once the cluster is up is reported and left
+     * down, so failover can be watched; commands on standard input act on the nodes:
+     * {@code kill N} (SIGKILL, a crash), {@code start N} (start it again), {@code status}.
+     */
     private int awaitStop(LocalCluster cluster) throws InterruptedException {
-        while (true) {
-            int exited = cluster.firstExited();
-            if (exited > 0) {
-                return reportExit(cluster, exited);
+        java.util.concurrent.BlockingQueue<String> commands = new java.util.concurrent.LinkedBlockingQueue<>();
+        Thread reader = new Thread(() -> {
+            try (java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in,
+                    java.nio.charset.StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                    commands.add(line.trim());
+                }
+            } catch (java.io.IOException e) {
+                // No console: the cluster runs until interrupted.
             }
-            Time.SYSTEM.sleep(POLL_INTERVAL_MS);
+        }, "strata-cluster-commands");
+        reader.setDaemon(true);
+        if (System.console() != null) {
+            // Only from a terminal: standard input may be someone else's channel (a test runner's, a pipe).
+            reader.start();
+            System.out.println("Commands: kill N, start N, status.");
+            System.out.flush();
         }
+        boolean[] reported = new boolean[cluster.nodeCount() + 1];
+        while (true) {
+            for (int id = 1; id <= cluster.nodeCount(); id++) {
+                if (!cluster.isAlive(id) && !reported[id]) {
+                    reported[id] = true;
+                    System.err.println("strata cluster: node " + id + " exited with code " + cluster.processes().get(id - 1).exitValue()
+                        + "; the others keep running ('start " + id + "' starts it again). The end of its log:");
+                    System.err.println(cluster.logTail(id));
+                }
+            }
+            String command = commands.poll(POLL_INTERVAL_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+            if (command != null && !command.isEmpty()) {
+                runCommand(cluster, command, reported);
+            }
+        }
+    }
+
+    private static void runCommand(LocalCluster cluster, String command, boolean[] reported) throws InterruptedException {
+        String[] words = command.split("\\s+");
+        try {
+            switch (words[0]) {
+                case "status" -> {
+                    for (int id = 1; id <= cluster.nodeCount(); id++) {
+                        System.out.println("  node " + id + ": " + (cluster.isAlive(id) ? "running" : "stopped"));
+                    }
+                }
+                case "kill" -> {
+                    int id = Integer.parseInt(words[1]);
+                    cluster.kill(id);
+                    reported[id] = true;
+                    System.out.println("node " + id + " killed");
+                }
+                case "start" -> {
+                    int id = Integer.parseInt(words[1]);
+                    cluster.restart(id);
+                    reported[id] = false;
+                    System.out.println("node " + id + " starting");
+                }
+                default -> System.out.println("unknown command '" + command + "': kill N, start N, status");
+            }
+        } catch (RuntimeException | java.io.IOException e) {
+            System.out.println("cannot " + command + ": " + e.getMessage());
+        }
+        System.out.flush();
     }
 
     private static int reportExit(LocalCluster cluster, int id) {

@@ -198,20 +198,48 @@ final class LocalCluster {
      * {@code StrataCli server --config DIR/node-ID/server.properties}.
      */
     void start() throws IOException {
+        for (int id = 1; id <= nodes; id++) {
+            processes.add(launch(id));
+        }
+    }
+
+    private Process launch(int id) throws IOException {
         String java = ProcessHandle.current().info().command()
             .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        for (int id = 1; id <= nodes; id++) {
-            List<String> command = new ArrayList<>();
-            command.add(java);
-            command.addAll(jvmOptions);
-            command.addAll(List.of("-cp", System.getProperty("java.class.path"), StrataCli.class.getName(),
-                "server", "--config", nodeDir(id).resolve("server.properties").toAbsolutePath().toString()));
-            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(nodeDir(id).resolve("server.log").toFile()));
-            Process process = builder.start();
-            processes.add(process);
-            Files.writeString(nodeDir(id).resolve("server.pid"), process.pid() + "\n", StandardCharsets.UTF_8);
+        List<String> command = new ArrayList<>();
+        command.add(java);
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), StrataCli.class.getName(),
+            "server", "--config", nodeDir(id).resolve("server.properties").toAbsolutePath().toString()));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(nodeDir(id).resolve("server.log").toFile()));
+        Process process = builder.start();
+        Files.writeString(nodeDir(id).resolve("server.pid"), process.pid() + "\n", StandardCharsets.UTF_8);
+        return process;
+    }
+
+    /** Starts node {@code id} again after it exited (same properties, same data directory). */
+    synchronized void restart(int id) throws IOException {
+        if (processes.get(id - 1).isAlive()) {
+            throw new IllegalStateException("node " + id + " is running");
         }
+        processes.set(id - 1, launch(id));
+    }
+
+    /** Kills node {@code id} at once (SIGKILL), as a crash would. */
+    void kill(int id) throws InterruptedException {
+        Process process = processes.get(id - 1);
+        process.destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    /** Whether node {@code id}'s process runs. */
+    boolean isAlive(int id) {
+        return processes.get(id - 1).isAlive();
+    }
+
+    int nodeCount() {
+        return nodes;
     }
 
     /** The child processes, in node order (node id = index + 1). */
