@@ -113,6 +113,8 @@ public final class RaftClient {
     private final ArrayDeque<RaftMessage> inbound = new ArrayDeque<>();
     private final Map<Long, Pending> pending = new HashMap<>();
     private final List<ParkedFetch> parkedFetches = new ArrayList<>();
+    /** The highest high watermark sent to each replica in a Fetch answer. */
+    private final Map<Integer, Long> highWatermarkSent = new HashMap<>();
     /** Something happened that a held Fetch should hear about (an append, a new high watermark). */
     private boolean wakeParkedFetches;
     private long nextCorrelationId;
@@ -272,7 +274,7 @@ public final class RaftClient {
         }
         for (ParkedFetch fetch : due) {
             FetchResponseData response = handleFetchRequest((FetchRequestData) fetch.request().data(), nowMs);
-            transport.send(new RaftMessage(localId, fetch.request().source(), fetch.request().correlationId(), response, false));
+            sendFetchAnswer(fetch.request(), response);
         }
     }
 
@@ -463,14 +465,33 @@ public final class RaftClient {
             case FETCH_SNAPSHOT -> handleFetchSnapshotRequest((FetchSnapshotRequestData) request.data(), nowMs);
             default -> throw new IllegalArgumentException("node " + localId + " got a request the quorum does not serve: " + request);
         };
-        if (response instanceof FetchResponseData fetch && isEmptyAnswer(fetch) && ((FetchRequestData) request.data()).maxWaitMs() > 0) {
+        if (response instanceof FetchResponseData fetch && isEmptyAnswer(fetch) && ((FetchRequestData) request.data()).maxWaitMs() > 0
+            && !tellsNewHighWatermark(request.source(), fetch)) {
             // Replace an earlier held Fetch of the same replica: it gave up on that one.
             parkedFetches.removeIf(parked -> parked.request().source() == request.source());
             long waitMs = Math.min(((FetchRequestData) request.data()).maxWaitMs(), FETCH_MAX_WAIT_MS);
             parkedFetches.add(new ParkedFetch(request, nowMs + waitMs));
             return;
         }
+        sendFetchAnswer(request, response);
+    }
+
+    /** Sends a Fetch answer (or any answer), remembering the high watermark told to a fetching replica. */
+    private void sendFetchAnswer(RaftMessage request, ApiMessage response) {
+        if (response instanceof FetchResponseData fetch && !fetch.responses().isEmpty() && !fetch.responses().get(0).partitions().isEmpty()) {
+            highWatermarkSent.merge(request.source(), fetch.responses().get(0).partitions().get(0).highWatermark(), Math::max);
+        }
         transport.send(new RaftMessage(localId, request.source(), request.correlationId(), response, false));
+    }
+
+    /**
+     * Whether an answer without records still carries news: a high watermark above the last one
+     * told to that replica (it committed while the replica was already caught up). Held, the
+     * replica would learn of the commit only at the end of the wait, and so would its metadata.
+     */
+    private boolean tellsNewHighWatermark(int replicaId, FetchResponseData fetch) {
+        long highWatermark = fetch.responses().get(0).partitions().get(0).highWatermark();
+        return highWatermark > highWatermarkSent.getOrDefault(replicaId, -1L);
     }
 
     /** A successful Fetch answer without records or divergence: worth holding until there is news. */

@@ -208,7 +208,10 @@ public final class StrataServer implements AutoCloseable {
         if (standalone || config.isController()) {
             controller = new QuorumController(new ControllerSettings(nodeId, config.getInt(ServerConfig.NUM_PARTITIONS),
                 config.getShort(ServerConfig.DEFAULT_REPLICATION_FACTOR), config.getBoolean(ServerConfig.DELETE_TOPIC_ENABLE), topicDefaults, clusterId,
-                config.getInt(ServerConfig.BROKER_SESSION_TIMEOUT_MS)), features.bootstrapLevels(config.formatFeatures()), time, metadata::whenApplied);
+                config.getInt(ServerConfig.BROKER_SESSION_TIMEOUT_MS)), features.bootstrapLevels(config.formatFeatures()), time,
+                // A single node answers a change once its own image (and every publisher: logs, coordinators) has it, so a client
+                // reads its writes; a cluster's controller answers at commit, as Kafka's does (brokers catch up on their own).
+                standalone ? metadata::whenApplied : offset -> java.util.concurrent.CompletableFuture.completedFuture(null));
         }
         RaftNode.RequestSender sender;
         java.util.Set<Integer> voters;
@@ -218,7 +221,9 @@ public final class StrataServer implements AutoCloseable {
             sender = (destination, api, version, request) -> java.util.concurrent.CompletableFuture.failedFuture(
                 new IllegalStateException("a single-voter quorum sends no requests"));
         } else {
-            interBrokerClient = new InterBrokerClient(InterBrokerClient.Settings.defaults("strata-raft-" + nodeId), 1, time, new java.util.Random());
+            // A quorum request unanswered for controller.quorum.request.timeout.ms is given up (the replica resends on its timers).
+            interBrokerClient = new InterBrokerClient(withRequestTimeout(InterBrokerClient.Settings.defaults("strata-raft-" + nodeId),
+                config.getInt(ServerConfig.CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS)), 1, time, new java.util.Random());
             peers = new QuorumPeers(config.quorumVoters(), interBrokerClient);
             voters = peers.voterIds();
             sender = peers;
@@ -236,7 +241,9 @@ public final class StrataServer implements AutoCloseable {
         ApiVersionsTable apiVersions = apiVersions();
         java.util.UUID directoryId = DataDirectories.directoryId(logDirs.get(0));
         if (!standalone) {
-            controllerClient = new InterBrokerClient(InterBrokerClient.Settings.defaults("strata-broker-" + nodeId + "-to-controller"), 1, time,
+            // An attempt at the controller that gets no answer in a few quorum timeouts goes to whoever leads by then.
+            controllerClient = new InterBrokerClient(withRequestTimeout(InterBrokerClient.Settings.defaults("strata-broker-" + nodeId + "-to-controller"),
+                2 * config.getInt(ServerConfig.CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS)), 1, time,
                 new java.util.Random());
             remoteController = new RemoteController(quorum, peers, controllerClient, time,
                 config.getInt(ServerConfig.CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS) * 15L);
@@ -342,6 +349,11 @@ public final class StrataServer implements AutoCloseable {
         started = true;
         LOG.info("Strata node {} of cluster {} started in {} ms (metadata at offset {}, {} partitions, listening on {})", nodeId, clusterId,
             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos), metadata.nextOffset(), replicaManager.partitions().size(), config.listeners());
+    }
+
+    private static InterBrokerClient.Settings withRequestTimeout(InterBrokerClient.Settings settings, int requestTimeoutMs) {
+        return new InterBrokerClient.Settings(settings.clientId(), Math.min(settings.connectTimeoutMs(), requestTimeoutMs), requestTimeoutMs,
+            settings.reconnectBackoffMs(), settings.reconnectBackoffMaxMs(), settings.maxResponseBytes(), settings.maxQueuedPerNode());
     }
 
     private boolean isControllerListener(String listenerName) {

@@ -239,7 +239,9 @@ public final class InterBrokerClient implements AutoCloseable {
             if (!connected.isSuccess()) {
                 LOG.debug("Cannot connect to {}: {}", endpoint, connected.cause().toString());
                 scheduleBackoff();
-                maybeConnect();
+                // As Kafka's network client does: a failed connection fails what waited for it; callers retry on their own
+                // terms (perhaps at another node: the quorum's new leader, a partition's new leader).
+                failWaiting("cannot connect to " + endpoint + ": " + connected.cause());
                 return;
             }
             channel = connected.channel();
@@ -328,6 +330,17 @@ public final class InterBrokerClient implements AutoCloseable {
             if (open != null) {
                 onInactive();
                 open.close();
+            }
+        }
+
+        private void failWaiting(String why) {
+            Outgoing outgoing;
+            while ((outgoing = waiting.poll()) != null) {
+                ScheduledFuture<?> timeout = waitingTimeouts.remove(outgoing);
+                if (timeout != null) {
+                    timeout.cancel(false);
+                }
+                outgoing.future().completeExceptionally(new RequestFailedException(why, null));
             }
         }
 
