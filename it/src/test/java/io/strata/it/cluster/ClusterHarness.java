@@ -118,11 +118,11 @@ public final class ClusterHarness implements AutoCloseable {
         for (Node node : nodes.values()) {
             node.launch();
         }
-        awaitReady(nodes.values());
+        awaitAllReady(nodes.values());
         return this;
     }
 
-    private void awaitReady(Iterable<Node> starting) throws InterruptedException {
+    private void awaitAllReady(Iterable<Node> starting) throws InterruptedException {
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
         for (Node node : starting) {
             while (!node.reportedReady()) {
@@ -459,7 +459,7 @@ public final class ClusterHarness implements AutoCloseable {
         /** Starts this (stopped or killed) node again on the same ports and data and waits until it is ready. */
         public void start() throws IOException, InterruptedException {
             launch();
-            awaitReady(List.of(this));
+            awaitAllReady(List.of(this));
         }
 
         /** Starts this node without waiting for it (a node of a quorum that lost its majority does not finish starting). */
@@ -469,7 +469,7 @@ public final class ClusterHarness implements AutoCloseable {
 
         /** Waits until this node, launched earlier, reports ready. */
         public void awaitReady() throws InterruptedException {
-            ClusterHarness.this.awaitReady(List.of(this));
+            awaitAllReady(List.of(this));
         }
 
         /**

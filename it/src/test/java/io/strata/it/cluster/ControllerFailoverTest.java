@@ -1,0 +1,123 @@
+package io.strata.it.cluster;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * kill -9 of the active controller of three combined nodes, three times over, while a client
+ * keeps creating topics: a new leader is elected each time within {@link #FAILOVER_MAX}, topic
+ * creation resumes, and every topic whose CreateTopics returned success exists on every node at
+ * the end (no acknowledged metadata write is lost by a failover).
+ */
+@Tag("cluster")
+@ExtendWith(PrintClusterLogsOnFailure.class)
+class ControllerFailoverTest {
+    /** Kafka fails over in ≈2–3 s with its default 1 s election and 2 s fetch timeouts (FIELD-NOTES); the bound leaves room for a loaded CI machine. */
+    private static final Duration FAILOVER_MAX = Duration.ofSeconds(15);
+    private static final Duration DEADLINE = Duration.ofSeconds(30);
+    private static final int ROUNDS = 3;
+
+    @TempDir
+    Path dir;
+
+    private ClusterHarness cluster;
+
+    @BeforeEach
+    void start() throws Exception {
+        cluster = ClusterHarness.combined(dir, 3).start();
+    }
+
+    @AfterEach
+    void stop() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    void killingTheActiveControllerElectsANewOneAndLosesNoAcknowledgedTopic() throws Exception {
+        Set<String> acknowledged = ConcurrentHashMap.newKeySet();
+        AtomicBoolean running = new AtomicBoolean(true);
+        Thread creator = new Thread(() -> createTopicsUntilStopped(acknowledged, running), "topic-creator");
+        creator.setDaemon(true);
+        creator.start();
+        try {
+            ClusterHarness.waitUntil(() -> acknowledged.size() >= 3, DEADLINE, "the first topics are created");
+            for (int round = 1; round <= ROUNDS; round++) {
+                int killed = cluster.awaitActiveController(DEADLINE);
+                int createdBefore = acknowledged.size();
+                long killedAtNanos = System.nanoTime();
+                cluster.node(killed).kill9();
+                int[] elected = {-1};
+                ClusterHarness.waitUntil(() -> {
+                    elected[0] = cluster.activeControllerOrMinusOne();
+                    return elected[0] >= 0 && elected[0] != killed;
+                }, Duration.ofSeconds(60), "a voter other than the killed node " + killed + " leads the quorum");
+                Duration failover = Duration.ofNanos(System.nanoTime() - killedAtNanos);
+                System.out.printf("round %d: killed active controller %d; node %d leads after %d ms%n", round, killed, elected[0],
+                    failover.toMillis());
+                assertThat(failover).as("failover time in round %d", round).isLessThan(FAILOVER_MAX);
+                ClusterHarness.waitUntil(() -> acknowledged.size() > createdBefore, DEADLINE,
+                    "a topic is created after the failover of round " + round);
+                cluster.node(killed).start();
+            }
+        } finally {
+            running.set(false);
+            creator.join(TimeUnit.SECONDS.toMillis(40));
+        }
+        assertThat(creator.isAlive()).as("the creator thread stopped").isFalse();
+        System.out.println("topics acknowledged: " + acknowledged.size());
+        for (ClusterHarness.Node node : cluster.nodes()) {
+            try (Admin admin = ClusterHarness.admin(node.bootstrap())) {
+                ClusterHarness.waitUntil(() -> admin.listTopics().names().get(10, TimeUnit.SECONDS).containsAll(acknowledged), DEADLINE,
+                    node + " lists every one of the " + acknowledged.size() + " acknowledged topics");
+            }
+        }
+    }
+
+    /**
+     * One CreateTopics per topic through every node's bootstrap; a topic whose creation failed
+     * (the controller died mid-request: an unknown outcome) is retried under the same name, and
+     * counts as acknowledged only when a CreateTopics for it returns success. TopicExists on a
+     * retry means an earlier attempt committed; it is not counted, since no client was told so.
+     */
+    private void createTopicsUntilStopped(Set<String> acknowledged, AtomicBoolean running) {
+        int next = 0;
+        try (Admin admin = ClusterHarness.admin(cluster.bootstrapServers())) {
+            while (running.get()) {
+                String topic = "failover-" + next;
+                try {
+                    admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(15, TimeUnit.SECONDS);
+                    acknowledged.add(topic);
+                    next++;
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof TopicExistsException) {
+                        next++;
+                    }
+                } catch (java.util.concurrent.TimeoutException e) {
+                    // unknown outcome: retry the same name
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+    }
+}
