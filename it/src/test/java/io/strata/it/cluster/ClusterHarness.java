@@ -483,7 +483,13 @@ public final class ClusterHarness implements AutoCloseable {
                 return;
             }
             current.destroyForcibly();
-            waitForExit(current, Duration.ofSeconds(30));
+            if (!waitForExit(current, Duration.ofSeconds(30))) {
+                throw new AssertionError("node " + id + " (process " + current.pid() + ") still runs 30 s after SIGKILL");
+            }
+            // 128 + 9: the child died of SIGKILL, not of a shutdown of its own.
+            if (current.exitValue() != 128 + 9) {
+                throw new AssertionError("node " + id + " exited with " + current.exitValue() + ", not 137 (SIGKILL)");
+            }
         }
 
         /**

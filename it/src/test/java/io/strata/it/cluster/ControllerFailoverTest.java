@@ -2,6 +2,7 @@ package io.strata.it.cluster;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.QuorumInfo;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -34,6 +35,7 @@ class ControllerFailoverTest {
     private static final Duration FAILOVER_MAX = Duration.ofSeconds(15);
     private static final Duration DEADLINE = Duration.ofSeconds(30);
     private static final int ROUNDS = 3;
+    private static final long CREATE_PAUSE_MS = 50;
 
     @TempDir
     Path dir;
@@ -68,9 +70,10 @@ class ControllerFailoverTest {
                 cluster.node(killed).kill9();
                 int[] elected = {-1};
                 ClusterHarness.waitUntil(() -> {
-                    elected[0] = cluster.activeControllerOrMinusOne();
-                    return elected[0] >= 0 && elected[0] != killed;
-                }, Duration.ofSeconds(60), "a voter other than the killed node " + killed + " leads the quorum");
+                    QuorumInfo quorum = cluster.describeQuorum();
+                    elected[0] = quorum.leaderId();
+                    return elected[0] >= 0 && elected[0] != killed && quorum.voters().size() == 3;
+                }, Duration.ofSeconds(60), "a voter other than the killed node " + killed + " leads the three-voter quorum");
                 Duration failover = Duration.ofNanos(System.nanoTime() - killedAtNanos);
                 System.out.printf("round %d: killed active controller %d; node %d leads after %d ms%n", round, killed, elected[0],
                     failover.toMillis());
@@ -78,6 +81,12 @@ class ControllerFailoverTest {
                 ClusterHarness.waitUntil(() -> acknowledged.size() > createdBefore, DEADLINE,
                     "a topic is created after the failover of round " + round);
                 cluster.node(killed).start();
+                // The next round needs both survivors of its kill to hold the log: wait until the restarted voter caught up.
+                ClusterHarness.waitUntil(() -> {
+                    QuorumInfo quorum = cluster.describeQuorum();
+                    return quorum.voters().stream().filter(voter -> voter.replicaId() == killed)
+                        .anyMatch(voter -> voter.logEndOffset() >= quorum.highWatermark());
+                }, DEADLINE, "the restarted node " + killed + " catches up with the quorum's high watermark");
             }
         } finally {
             running.set(false);
@@ -108,6 +117,8 @@ class ControllerFailoverTest {
                     admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(15, TimeUnit.SECONDS);
                     acknowledged.add(topic);
                     next++;
+                    // Paced, so that three rounds create a few hundred topics, not thousands of partition directories.
+                    Thread.sleep(CREATE_PAUSE_MS);
                 } catch (ExecutionException e) {
                     if (e.getCause() instanceof TopicExistsException) {
                         next++;
