@@ -1,5 +1,9 @@
 package io.strata.metadata;
 
+import io.strata.protocol.message.BrokerHeartbeatRequestData;
+import io.strata.protocol.message.BrokerHeartbeatResponseData;
+import io.strata.protocol.message.BrokerRegistrationRequestData;
+import io.strata.protocol.message.BrokerRegistrationResponseData;
 import io.strata.protocol.message.CreatePartitionsRequestData;
 import io.strata.protocol.message.CreatePartitionsResponseData;
 import io.strata.protocol.message.CreateTopicsRequestData;
@@ -45,6 +49,12 @@ public interface ControllerApi {
 
     /** A block of {@link #PRODUCER_ID_BLOCK_SIZE} producer ids never handed out before, for this broker; returns its first id. */
     CompletableFuture<Long> allocateProducerIds(int brokerId, long brokerEpoch);
+
+    /** BrokerRegistration: a broker's start; answers its new epoch (registered fenced). */
+    CompletableFuture<BrokerRegistrationResponseData> registerBroker(BrokerRegistrationRequestData request);
+
+    /** BrokerHeartbeat: keeps the session, unfences a caught-up broker, runs a controlled shutdown. */
+    CompletableFuture<BrokerHeartbeatResponseData> brokerHeartbeat(BrokerHeartbeatRequestData request);
 
     /** UpdateFeatures; see {@link FeatureUpdates}. */
     CompletableFuture<FeatureUpdates.Result> updateFeatures(Map<String, FeatureUpdates.Update> updates, Map<String, short[]> supported,

@@ -2,7 +2,10 @@ package io.strata.metadata;
 
 import io.strata.common.Time;
 import io.strata.common.config.ConfigException;
+import io.strata.metadata.record.BrokerRegistrationChangeRecord;
 import io.strata.metadata.record.ConfigRecord;
+import io.strata.metadata.record.FenceBrokerRecord;
+import io.strata.metadata.record.UnfenceBrokerRecord;
 import io.strata.metadata.record.FeatureLevelRecord;
 import io.strata.metadata.record.PartitionRecord;
 import io.strata.metadata.record.ProducerIdsRecord;
@@ -12,6 +15,10 @@ import io.strata.metadata.record.TopicRecord;
 import io.strata.protocol.ApiMessage;
 import io.strata.protocol.ErrorCode;
 import io.strata.protocol.Uuids;
+import io.strata.protocol.message.BrokerHeartbeatRequestData;
+import io.strata.protocol.message.BrokerHeartbeatResponseData;
+import io.strata.protocol.message.BrokerRegistrationRequestData;
+import io.strata.protocol.message.BrokerRegistrationResponseData;
 import io.strata.protocol.message.CreatePartitionsRequestData;
 import io.strata.protocol.message.CreatePartitionsResponseData;
 import io.strata.protocol.message.CreateTopicsRequestData;
@@ -82,6 +89,11 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
     private int quorumLeader = -1;
     /** The epoch of the latest committed batch (control batches included). */
     private int committedEpoch = -1;
+    /** The offset after the latest committed batch. */
+    private long committedEndOffset;
+    /** While active: the offset the next appended batch starts at (this controller is the log's only writer). */
+    private long nextWriteOffset;
+    private final BrokerHeartbeatManager heartbeats = new BrokerHeartbeatManager();
     /** The epoch this controller is active in, or -1. */
     private volatile int activeEpoch = -1;
 
@@ -105,6 +117,14 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
     /** Starts taking operations on {@code quorum} (whose commits reach {@link #handleCommit}). */
     public void start(RaftNode quorum) {
         this.quorum = quorum;
+        long checkMs = Math.max(10, Math.min(1000, settings.brokerSessionTimeoutMs() / 8));
+        thread.scheduleWithFixedDelay(() -> {
+            try {
+                fenceExpiredSessions();
+            } catch (RuntimeException e) {
+                LOG.error("Node {}: the broker session check failed; it runs again in {} ms", settings.nodeId(), checkMs, e);
+            }
+        }, checkMs, checkMs, TimeUnit.MILLISECONDS);
     }
 
     /** Whether this controller is the active one (it may stop being so at any moment). */
@@ -128,6 +148,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             }
             committed = MetadataImage.EMPTY.apply(records, endOffset - 1);
             latest = committed;
+            committedEndOffset = endOffset;
         });
     }
 
@@ -151,6 +172,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
 
     private void onCommit(MetadataBatch batch) {
         committedEpoch = Math.max(committedEpoch, batch.epoch());
+        committedEndOffset = Math.max(committedEndOffset, batch.lastOffset() + 1);
         if (batch.control()) {
             maybeBecomeActive();
             return;
@@ -176,6 +198,10 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
     private void becomeActive(int epoch) {
         activeEpoch = epoch;
         latest = committed;
+        // Everything the log holds is committed and delivered (the leader appended nothing after its LEADER_CHANGE).
+        nextWriteOffset = committedEndOffset;
+        // KAFKA-13841: every registered broker gets a full session from now, heartbeat or not.
+        heartbeats.resetAll(committed.brokers().keySet(), time.milliseconds(), committedEndOffset - 1);
         LOG.info("Node {} is the active controller in epoch {} (metadata offset {})", settings.nodeId(), epoch, committed.offset());
         if (committed.features().isEmpty() && !bootstrapFeatures.isEmpty()) {
             List<ApiMessage> records = new ArrayList<>();
@@ -295,6 +321,12 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             failed.accept(notController());
             return;
         }
+        long expectedLastOffset = nextWriteOffset + records.size() - 1;
+        nextWriteOffset = lastOffset + 1;
+        if (lastOffset != expectedLastOffset) {
+            // Broker epochs were computed from the predicted offsets; a gap means another writer: a bug.
+            LOG.error("Node {}: the metadata batch was appended at {} instead of the expected {}", settings.nodeId(), lastOffset, expectedLastOffset);
+        }
         after = after.withOffset(lastOffset);
         latest = after;
         List<Runnable> onCommit = new ArrayList<>();
@@ -305,23 +337,141 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
     // ---------------------------------------------------------------- registration and features
 
     /**
-     * Registers a broker (every start: a new incarnation with the current endpoints). Its epoch
-     * is above every earlier registration's (the offset after the latest image).
+     * BrokerRegistration: a broker's start (a new incarnation with its current endpoints). The
+     * broker is registered fenced; its epoch is the offset of its RegisterBrokerRecord (so above
+     * every earlier one), and it is unfenced by a heartbeat once it has applied the metadata up to
+     * that offset (KAFKA-13959: a fixed target). Partitions it led get other leaders now, or none
+     * (RF=1), until it is unfenced: what it led before this start may be behind.
      */
-    public CompletableFuture<Long> registerBroker(int brokerId, UUID incarnationId, List<BrokerRegistration.Endpoint> endpoints, String rack) {
-        return submit("register broker", () -> {
-            RegisterBrokerRecord register = new RegisterBrokerRecord()
-                .setBrokerId(brokerId)
-                .setIncarnationId(incarnationId)
-                .setBrokerEpoch(image().offset() + 1)
-                .setRack(rack)
-                .setFenced(false);
-            for (BrokerRegistration.Endpoint endpoint : endpoints) {
-                register.endPoints().add(new RegisterBrokerRecord.BrokerEndpoint().setName(endpoint.listenerName()).setHost(endpoint.host())
-                    .setPort(endpoint.port()).setSecurityProtocol(endpoint.securityProtocol()));
+    @Override
+    public CompletableFuture<BrokerRegistrationResponseData> registerBroker(BrokerRegistrationRequestData request) {
+        return submit("register broker " + request.brokerId(), () -> {
+            BrokerRegistrationResponseData response = new BrokerRegistrationResponseData();
+            if (settings.clusterId() != null && request.clusterId() != null && !settings.clusterId().equals(request.clusterId())) {
+                return Outcome.of(List.<ApiMessage>of(), response.setErrorCode(ErrorCode.INCONSISTENT_CLUSTER_ID.code()).setBrokerEpoch(-1));
             }
-            return Outcome.of(List.of(register), register.brokerEpoch());
+            BrokerRegistration existing = image().brokers().get(request.brokerId());
+            if (existing != null && existing.incarnationId().equals(request.incarnationId())) {
+                // A retried registration of the same start: answer it again.
+                return Outcome.of(List.<ApiMessage>of(), response.setBrokerEpoch(existing.epoch()));
+            }
+            long epoch = nextWriteOffset;
+            RegisterBrokerRecord register = new RegisterBrokerRecord()
+                .setBrokerId(request.brokerId())
+                .setIncarnationId(request.incarnationId())
+                .setBrokerEpoch(epoch)
+                .setRack(request.rack())
+                .setFenced(true);
+            for (BrokerRegistrationRequestData.Listener listener : request.listeners()) {
+                register.endPoints().add(new RegisterBrokerRecord.BrokerEndpoint().setName(listener.name()).setHost(listener.host())
+                    .setPort(listener.port()).setSecurityProtocol(listener.securityProtocol()));
+            }
+            List<ApiMessage> records = new ArrayList<>();
+            records.add(register);
+            records.addAll(PartitionLeaderElection.forUnusableBrokers(image().apply(List.of(register), image().offset()), Set.of(request.brokerId())));
+            heartbeats.register(request.brokerId(), time.milliseconds(), epoch);
+            return Outcome.of(records, response.setBrokerEpoch(epoch));
         });
+    }
+
+    /**
+     * BrokerHeartbeat: keeps a broker's session; unfences it once it has caught up (unless it
+     * wants to stay fenced), runs its controlled shutdown (leaders move away; it may stop once it
+     * leads nothing, and is fenced then), fences it when it asks.
+     */
+    @Override
+    public CompletableFuture<BrokerHeartbeatResponseData> brokerHeartbeat(BrokerHeartbeatRequestData request) {
+        return submit("heartbeat of broker " + request.brokerId(), () -> {
+            BrokerHeartbeatResponseData response = new BrokerHeartbeatResponseData();
+            int id = request.brokerId();
+            BrokerRegistration broker = image().brokers().get(id);
+            if (broker == null) {
+                return Outcome.of(List.<ApiMessage>of(), response.setErrorCode(ErrorCode.BROKER_ID_NOT_REGISTERED.code()).setIsFenced(true));
+            }
+            if (broker.epoch() != request.brokerEpoch()) {
+                return Outcome.of(List.<ApiMessage>of(), response.setErrorCode(ErrorCode.STALE_BROKER_EPOCH.code()).setIsFenced(true));
+            }
+            long nowMs = time.milliseconds();
+            if (!heartbeats.isRegistered(id)) {
+                heartbeats.register(id, nowMs, broker.epoch());
+            }
+            heartbeats.touch(id, nowMs);
+            boolean caughtUp = heartbeats.caughtUp(id, request.currentMetadataOffset());
+            List<ApiMessage> records = new ArrayList<>();
+            MetadataImage after = image();
+            if (request.wantShutDown()) {
+                if (!broker.inControlledShutdown() && !broker.fenced()) {
+                    ApiMessage change = new BrokerRegistrationChangeRecord().setBrokerId(id).setBrokerEpoch(broker.epoch()).setInControlledShutdown((byte) 1);
+                    records.add(change);
+                    after = after.apply(List.of(change), after.offset());
+                    List<ApiMessage> moves = new ArrayList<>(PartitionLeaderElection.forUnusableBrokers(after, Set.of(id)));
+                    records.addAll(moves);
+                    after = after.apply(moves, after.offset());
+                }
+                boolean leadsNothing = leads(after, id) == 0;
+                if (leadsNothing && !after.brokers().get(id).fenced()) {
+                    ApiMessage fence = new FenceBrokerRecord().setBrokerId(id).setBrokerEpoch(broker.epoch());
+                    records.add(fence);
+                    after = after.apply(List.of(fence), after.offset());
+                }
+                response.setShouldShutDown(leadsNothing);
+            } else if (broker.fenced() && !request.wantFence() && caughtUp) {
+                ApiMessage unfence = new UnfenceBrokerRecord().setBrokerId(id).setBrokerEpoch(broker.epoch());
+                records.add(unfence);
+                after = after.apply(List.of(unfence), after.offset());
+                records.addAll(PartitionLeaderElection.forUnfencedBrokers(after, Set.of(id)));
+                LOG.info("Unfencing broker {} (epoch {}): it has caught up to offset {}", id, broker.epoch(), request.currentMetadataOffset());
+            } else if (!broker.fenced() && request.wantFence()) {
+                records.addAll(fenceRecords(after, broker));
+            }
+            boolean fenced = records.isEmpty() ? broker.fenced() : image().apply(records, image().offset()).brokers().get(id).fenced();
+            return Outcome.of(records, response.setIsCaughtUp(caughtUp).setIsFenced(fenced));
+        });
+    }
+
+    private static int leads(MetadataImage image, int brokerId) {
+        int led = 0;
+        for (TopicImage topic : image.topicsById().values()) {
+            for (PartitionRegistration partition : topic.partitions().values()) {
+                if (partition.leader() == brokerId) {
+                    led++;
+                }
+            }
+        }
+        return led;
+    }
+
+    /** Fences {@code broker} and moves the leadership of its partitions. */
+    private static List<ApiMessage> fenceRecords(MetadataImage image, BrokerRegistration broker) {
+        List<ApiMessage> records = new ArrayList<>();
+        ApiMessage fence = new FenceBrokerRecord().setBrokerId(broker.id()).setBrokerEpoch(broker.epoch());
+        records.add(fence);
+        records.addAll(PartitionLeaderElection.forUnusableBrokers(image.apply(List.of(fence), image.offset()), Set.of(broker.id())));
+        return records;
+    }
+
+    /** Fences every unfenced broker whose session ended (controller thread; runs while active). */
+    private void fenceExpiredSessions() {
+        if (!isActive()) {
+            return;
+        }
+        List<Integer> expired = heartbeats.expired(time.milliseconds(), settings.brokerSessionTimeoutMs(), image());
+        if (expired.isEmpty()) {
+            return;
+        }
+        List<ApiMessage> records = new ArrayList<>();
+        MetadataImage after = image();
+        for (int id : expired) {
+            BrokerRegistration broker = after.brokers().get(id);
+            if (broker == null || broker.fenced()) {
+                continue;
+            }
+            List<ApiMessage> fence = fenceRecords(after, broker);
+            records.addAll(fence);
+            after = after.apply(fence, after.offset());
+        }
+        LOG.info("Fencing brokers {}: no heartbeat for {} ms", expired, settings.brokerSessionTimeoutMs());
+        write(records, () -> { }, e -> LOG.warn("Could not fence brokers {}", expired, e));
     }
 
     /**
@@ -469,25 +619,12 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             fail(result, ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0, or -1 to use the default value.");
             return null;
         }
-        if (replication > brokers.size()) {
-            fail(result, ErrorCode.INVALID_REPLICATION_FACTOR, "Unable to replicate the partition " + replication
-                + " time(s): The target replication factor of " + replication + " cannot be reached because only " + brokers.size()
-                + " broker(s) are registered.");
+        ReplicaPlacer.Result placed = ReplicaPlacer.place(image(), partitions, replication, Math.floorMod(topic.name().hashCode(), Math.max(1, brokers.size())));
+        if (!placed.succeeded()) {
+            fail(result, placed.error(), placed.message());
             return null;
         }
-        return roundRobin(partitions, replication, brokers, 0);
-    }
-
-    private static List<int[]> roundRobin(int partitions, int replication, List<Integer> brokers, int firstPartition) {
-        List<int[]> assignment = new ArrayList<>(partitions);
-        for (int p = 0; p < partitions; p++) {
-            int[] replicas = new int[replication];
-            for (int r = 0; r < replication; r++) {
-                replicas[r] = brokers.get((firstPartition + p + r) % brokers.size());
-            }
-            assignment.add(replicas);
-        }
-        return assignment;
+        return placed.assignments();
     }
 
     private interface ErrorSink {
@@ -622,7 +759,13 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
                 return null;
             }
         } else {
-            assignment = roundRobin(added, replication, brokers, current);
+            ReplicaPlacer.Result placed = ReplicaPlacer.place(image(), added, (short) replication, Math.floorMod(topic.name().hashCode() + current,
+                Math.max(1, brokers.size())));
+            if (!placed.succeeded()) {
+                result.setErrorCode(placed.error().code()).setErrorMessage(placed.message());
+                return null;
+            }
+            assignment = placed.assignments();
         }
         List<ApiMessage> records = new ArrayList<>();
         for (int i = 0; i < added; i++) {

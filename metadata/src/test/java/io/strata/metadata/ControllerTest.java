@@ -8,6 +8,8 @@ import io.strata.raft.RaftClient;
 import io.strata.raft.RaftConfig;
 import io.strata.raft.RaftNode;
 import io.strata.protocol.ErrorCode;
+import io.strata.protocol.message.BrokerHeartbeatRequestData;
+import io.strata.protocol.message.BrokerRegistrationRequestData;
 import io.strata.protocol.message.CreatePartitionsRequestData;
 import io.strata.protocol.message.CreateTopicsRequestData;
 import io.strata.protocol.message.CreateTopicsResponseData;
@@ -77,8 +79,11 @@ class ControllerTest {
             assertThat(System.nanoTime()).as("the controller becomes active").isLessThan(deadline);
             Thread.onSpinWait();
         }
-        controller.registerBroker(1, UUID.randomUUID(), List.of(new BrokerRegistration.Endpoint("PLAINTEXT", "localhost", 9092, (short) 0)), null)
-            .get(10, TimeUnit.SECONDS);
+        BrokerRegistrationRequestData registration = new BrokerRegistrationRequestData().setBrokerId(1).setIncarnationId(UUID.randomUUID());
+        registration.listeners().add(new BrokerRegistrationRequestData.Listener().setName("PLAINTEXT").setHost("localhost").setPort(9092));
+        long epoch = controller.registerBroker(registration).get(10, TimeUnit.SECONDS).brokerEpoch();
+        assertThat(controller.brokerHeartbeat(new BrokerHeartbeatRequestData().setBrokerId(1).setBrokerEpoch(epoch)
+            .setCurrentMetadataOffset(loader.nextOffset() - 1)).get(10, TimeUnit.SECONDS).isFenced()).as("unfenced once caught up").isFalse();
         return controller;
     }
 

@@ -19,6 +19,13 @@ import io.strata.protocol.ApiVersionsTable;
 import io.strata.protocol.message.ApiMessageType;
 import io.strata.server.api.ApiDispatcher;
 import io.strata.server.api.ApiHandlers;
+import io.strata.server.api.ControllerApis;
+import io.strata.server.cluster.BrokerLifecycleManager;
+import io.strata.server.cluster.QuorumPeers;
+import io.strata.server.cluster.RemoteController;
+import io.strata.server.network.ListenerDispatcher;
+import io.strata.server.network.client.InterBrokerClient;
+import io.strata.metadata.ControllerApi;
 import io.strata.server.api.BrokerContext;
 import io.strata.server.api.Features;
 import io.strata.server.api.InternalTopic;
@@ -78,6 +85,11 @@ public final class StrataServer implements AutoCloseable {
     private volatile MetadataLoader metadata;
     private volatile QuorumController controller;
     private volatile RaftNode quorum;
+    private volatile InterBrokerClient interBrokerClient;
+    private volatile QuorumPeers peers;
+    private volatile RemoteController remoteController;
+    private volatile BrokerLifecycleManager lifecycle;
+    private final ListenerDispatcher dispatcher = new ListenerDispatcher();
     private volatile ReplicaManager replicaManager;
     private volatile DelayedOperationPurgatory<DelayedProduce> producePurgatory;
     private volatile DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
@@ -186,16 +198,58 @@ public final class StrataServer implements AutoCloseable {
         metadataUnifiedLog.setFlushObserver(metrics.flushObserver());
         Features features = new Features();
         metadata = new MetadataLoader(nodeId, backgroundErrors);
-        controller = new QuorumController(new ControllerSettings(nodeId, config.getInt(ServerConfig.NUM_PARTITIONS),
-            config.getShort(ServerConfig.DEFAULT_REPLICATION_FACTOR), config.getBoolean(ServerConfig.DELETE_TOPIC_ENABLE), topicDefaults),
-            features.bootstrapLevels(config.formatFeatures()), time, metadata::whenApplied);
-        // A single voter: this node alone is the metadata quorum; it elects itself at once and commits what it has flushed.
-        quorum = new RaftNode(nodeId, java.util.Set.of(nodeId), clusterId, RaftConfig.DEFAULTS, new FileRaftLog(metadataUnifiedLog),
-            new FileQuorumStateStore(metadataDir), (destination, api, version, request) -> java.util.concurrent.CompletableFuture.failedFuture(
-                new IllegalStateException("a single-voter quorum sends no requests")), time, new java.util.Random(), new RaftClient.Listener() { },
+        boolean standalone = config.isStandaloneDefault();
+        if (standalone || config.isController()) {
+            controller = new QuorumController(new ControllerSettings(nodeId, config.getInt(ServerConfig.NUM_PARTITIONS),
+                config.getShort(ServerConfig.DEFAULT_REPLICATION_FACTOR), config.getBoolean(ServerConfig.DELETE_TOPIC_ENABLE), topicDefaults, clusterId,
+                config.getInt(ServerConfig.BROKER_SESSION_TIMEOUT_MS)), features.bootstrapLevels(config.formatFeatures()), time, metadata::whenApplied);
+        }
+        RaftNode.RequestSender sender;
+        java.util.Set<Integer> voters;
+        if (standalone) {
+            // A single voter: this node alone is the metadata quorum; it elects itself at once and commits what it has flushed.
+            voters = java.util.Set.of(nodeId);
+            sender = (destination, api, version, request) -> java.util.concurrent.CompletableFuture.failedFuture(
+                new IllegalStateException("a single-voter quorum sends no requests"));
+        } else {
+            interBrokerClient = new InterBrokerClient(InterBrokerClient.Settings.defaults("strata-node-" + nodeId), 1, time, new java.util.Random());
+            peers = new QuorumPeers(config.quorumVoters(), interBrokerClient);
+            voters = peers.voterIds();
+            sender = peers;
+        }
+        quorum = new RaftNode(nodeId, voters, clusterId, standalone ? RaftConfig.DEFAULTS : config.raftConfig(), new FileRaftLog(metadataUnifiedLog),
+            new FileQuorumStateStore(metadataDir), sender, time, new java.util.Random(), new RaftClient.Listener() { },
             new MetadataCommitListener(metadata, controller));
-        controller.start(quorum);
-        awaitMetadata(startNanos);
+        if (controller != null) {
+            controller.start(quorum);
+        }
+        requestChannel = new RequestChannel(config.getInt(ServerConfig.QUEUED_MAX_REQUESTS));
+        socketServer = new SocketServer(config, requestChannel, metrics.networkObserver());
+        handlerPool = new RequestHandlerPool(config.getInt(ServerConfig.NUM_IO_THREADS), requestChannel, dispatcher);
+        handlerPool.start();
+        ApiVersionsTable apiVersions = apiVersions();
+        java.util.UUID directoryId = DataDirectories.directoryId(logDirs.get(0));
+        if (!standalone) {
+            remoteController = new RemoteController(quorum, peers, time, config.getInt(ServerConfig.CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS) * 15L);
+        }
+        if (!standalone && config.isController()) {
+            // The controller's listeners first: the quorum forms over them, and brokers register through them.
+            BrokerContext controllerContext = new BrokerContext(config, nodeId, clusterId, controller, null, ControllerApis.apiVersions(), features,
+                null, time, null, null, null, null, directoryId, metadata, quorum, null);
+            ApiDispatcher controllerDispatcher = new ApiDispatcher(ControllerApis.apiVersions(), ControllerApis.create(controllerContext, controller, quorum));
+            for (String name : config.controllerListenerNames()) {
+                dispatcher.register(name, controllerDispatcher);
+            }
+            socketServer.start(name -> isControllerListener(name));
+        }
+        if (!standalone && !config.isBroker()) {
+            metadataLoaded = true;
+            started = true;
+            LOG.info("Strata controller {} of cluster {} started in {} ms (voters {}, listening on {})", nodeId, clusterId,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos), voters, config.listeners());
+            return;
+        }
+        awaitMetadata(startNanos, standalone);
         metadataLoaded = true;
         // Dynamic settings written before this start apply before the logs load (num.recovery.threads.per.data.dir), as in Kafka.
         BrokerReconfiguration.applyToLogManager(io.strata.server.config.DynamicBrokerConfig.effectiveConfig(config, metadata.image(), nodeId),
@@ -216,16 +270,16 @@ public final class StrataServer implements AutoCloseable {
         metadata.addPublisher(this::applyDynamicCleanerConfig);
         metadata.startPublishing().get();
 
-        requestChannel = new RequestChannel(config.getInt(ServerConfig.QUEUED_MAX_REQUESTS));
-        socketServer = new SocketServer(config, requestChannel, metrics.networkObserver());
-        socketServer.start();
-        controller.registerBroker(nodeId, java.util.UUID.randomUUID(), advertisedEndpoints(), config.getString(ServerConfig.RACK)).get();
-
-        ApiVersionsTable apiVersions = apiVersions();
+        // The broker's listeners are bound now (advertised port 0 resolves to the bound port) but serve only once the broker is ready.
+        socketServer.start(name -> !isControllerListener(name));
+        ControllerApi controllerApi = standalone ? controller : remoteController;
+        lifecycle = new BrokerLifecycleManager(nodeId, clusterId, controllerApi, () -> metadata.nextOffset() - 1,
+            config.getInt(ServerConfig.BROKER_HEARTBEAT_INTERVAL_MS), time);
+        awaitUnfenced(lifecycle.start(advertisedEndpoints(), config.getString(ServerConfig.RACK)), startNanos);
         InternalTopic offsetsTopic = new InternalTopic(InternalTopics.CONSUMER_OFFSETS, config.getInt(ServerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
             config.getShort(ServerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR), Map.of(LogConfig.CLEANUP_POLICY, "compact",
                 LogConfig.SEGMENT_BYTES, Integer.toString(config.getInt(ServerConfig.OFFSETS_TOPIC_SEGMENT_BYTES)),
-                LogConfig.COMPRESSION_TYPE, "producer"), controller, metadata::image, replicaManager, nodeId);
+                LogConfig.COMPRESSION_TYPE, "producer"), controllerApi, metadata::image, replicaManager, nodeId);
         groupCoordinator = new GroupCoordinator(new GroupCoordinatorSettings(config.getInt(ServerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
             config.getInt(ServerConfig.GROUP_MIN_SESSION_TIMEOUT_MS), config.getInt(ServerConfig.GROUP_MAX_SESSION_TIMEOUT_MS),
             config.getInt(ServerConfig.GROUP_INITIAL_REBALANCE_DELAY_MS), config.getInt(ServerConfig.GROUP_MAX_SIZE),
@@ -236,12 +290,12 @@ public final class StrataServer implements AutoCloseable {
         metadata.addPublisher(offsetsTopic);
         offsetsTopic.onPartitionsLed(led -> groupCoordinator.onPartitionsLed(led.keySet()));
 
-        ProducerIdManager producerIds = new ProducerIdManager(controller, nodeId, () -> metadata.image().brokers().get(nodeId));
+        ProducerIdManager producerIds = new ProducerIdManager(controllerApi, nodeId, () -> metadata.image().brokers().get(nodeId));
         InternalTopic transactionStateTopic = new InternalTopic(InternalTopics.TRANSACTION_STATE,
             config.getInt(ServerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS), config.getShort(ServerConfig.TRANSACTION_STATE_LOG_REPLICATION_FACTOR),
             Map.of(LogConfig.CLEANUP_POLICY, "compact", LogConfig.SEGMENT_BYTES, "104857600", LogConfig.COMPRESSION_TYPE, "uncompressed",
                 LogConfig.MIN_IN_SYNC_REPLICAS, Integer.toString(config.getInt(ServerConfig.TRANSACTION_STATE_LOG_MIN_ISR))),
-            controller, metadata::image, replicaManager, nodeId);
+            controllerApi, metadata::image, replicaManager, nodeId);
         transactionCoordinator = new TransactionCoordinator(new TransactionCoordinatorSettings(
             config.getInt(ServerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS), config.getInt(ServerConfig.TRANSACTION_MAX_TIMEOUT_MS),
             config.getInt(ServerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), config.getInt(ServerConfig.TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS),
@@ -257,12 +311,16 @@ public final class StrataServer implements AutoCloseable {
                 .TxnPartition(topicPartition.topic(), topicPartition.partition())).collect(java.util.stream.Collectors.toSet()),
             io.strata.coordinator.transaction.TransactionMetadata.TRANSACTION_VERSION_2));
 
-        BrokerContext context = new BrokerContext(config, nodeId, clusterId, controller, replicaManager, apiVersions, features,
+        BrokerContext context = new BrokerContext(config, nodeId, clusterId, controllerApi, replicaManager, apiVersions, features,
             producerIds, time, groupCoordinator, offsetsTopic, transactionCoordinator, transactionStateTopic,
-            DataDirectories.directoryId(logDirs.get(0)), metadata, quorum);
-        handlerPool = new RequestHandlerPool(config.getInt(ServerConfig.NUM_IO_THREADS), requestChannel,
-            new ApiDispatcher(apiVersions, ApiHandlers.create(context)));
-        handlerPool.start();
+            directoryId, metadata, quorum, remoteController);
+        ApiDispatcher brokerDispatcher = new ApiDispatcher(apiVersions, ApiHandlers.create(context));
+        for (String listener : config.listeners()) {
+            String name = ServerConfig.Endpoint.parse(listener).listenerName();
+            if (!isControllerListener(name)) {
+                dispatcher.register(name, brokerDispatcher);
+            }
+        }
         reconfiguration = new BrokerReconfiguration(config, nodeId, handlerPool, socketServer, logManager);
         metadata.addPublisher(reconfiguration);
         reconfiguration.applyLatest(metadata::image);
@@ -271,21 +329,56 @@ public final class StrataServer implements AutoCloseable {
             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos), metadata.nextOffset(), replicaManager.partitions().size(), config.listeners());
     }
 
+    private boolean isControllerListener(String listenerName) {
+        for (String name : config.controllerListenerNames()) {
+            if (name.equalsIgnoreCase(listenerName)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
-     * Waits until this node's image holds everything committed when the quorum first knew its
-     * high watermark: for a single voter, once it elected itself and committed its log.
+     * Waits until this node's image holds everything committed when it first learned the
+     * quorum's high watermark (a single voter: once it elected itself and committed its log), as a
+     * Kafka broker catches up with the metadata before it registers.
      */
-    private void awaitMetadata(long startNanos) throws Exception {
-        long deadline = startNanos + TimeUnit.SECONDS.toNanos(60);
-        while (!controller.isActive() && metadata.failure() == null) {
+    private void awaitMetadata(long startNanos, boolean standalone) throws Exception {
+        long deadline = startNanos + TimeUnit.MILLISECONDS.toNanos(config.getInt(ServerConfig.INITIAL_BROKER_REGISTRATION_TIMEOUT_MS));
+        while (standalone ? !controller.isActive() : quorum.leaderId() < 0 || quorum.highWatermark() <= 0) {
+            if (metadata.failure() != null) {
+                break;
+            }
             if (System.nanoTime() > deadline || !quorum.isRunning()) {
-                throw new IllegalStateException("the metadata quorum did not elect this node within 60 s" + (quorum.isRunning() ? "" : ": it stopped"));
+                throw new IllegalStateException("the metadata quorum " + (standalone ? "did not elect this node" : "has no leader")
+                    + " within " + config.getInt(ServerConfig.INITIAL_BROKER_REGISTRATION_TIMEOUT_MS) + " ms" + (quorum.isRunning() ? "" : ": it stopped"));
             }
             Thread.sleep(1);
         }
-        metadata.whenApplied(quorum.highWatermark()).get(60, TimeUnit.SECONDS);
+        metadata.whenApplied(quorum.highWatermark()).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         if (metadata.failure() != null) {
             throw new IllegalStateException("could not apply the metadata log", metadata.failure());
+        }
+    }
+
+    /** Waits until the controller unfenced this broker and this node's image shows it. */
+    private void awaitUnfenced(java.util.concurrent.CompletableFuture<Long> unfenced, long startNanos) throws Exception {
+        long deadline = startNanos + TimeUnit.MILLISECONDS.toNanos(config.getInt(ServerConfig.INITIAL_BROKER_REGISTRATION_TIMEOUT_MS));
+        try {
+            unfenced.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("the controller did not register and unfence broker " + config.nodeId() + " within "
+                + config.getInt(ServerConfig.INITIAL_BROKER_REGISTRATION_TIMEOUT_MS) + " ms");
+        }
+        while (true) {
+            io.strata.metadata.BrokerRegistration registration = metadata.image().brokers().get(config.nodeId());
+            if (registration != null && !registration.fenced() && registration.epoch() == lifecycle.brokerEpoch()) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the metadata of this node never showed broker " + config.nodeId() + " unfenced");
+            }
+            Thread.sleep(1);
         }
     }
 
@@ -328,7 +421,14 @@ public final class StrataServer implements AutoCloseable {
         return clusterId;
     }
 
+    /** The bound port of the first broker listener (of the first listener on a controller-only node). */
     public int boundPort() {
+        for (String listener : config.listeners()) {
+            String name = ServerConfig.Endpoint.parse(listener).listenerName();
+            if (!isControllerListener(name) || !config.isBroker()) {
+                return socketServer.boundPort(name);
+            }
+        }
         return socketServer.boundPort(socketServer.firstListenerName());
     }
 
@@ -443,6 +543,13 @@ public final class StrataServer implements AutoCloseable {
         long startNanos = System.nanoTime();
         LOG.info("Shutting down");
         try {
+            if (lifecycle != null) {
+                if (config.getBoolean(ServerConfig.CONTROLLED_SHUTDOWN_ENABLE)) {
+                    // While still serving: the controller moves this broker's leaderships away first.
+                    lifecycle.controlledShutdown(30_000);
+                }
+                lifecycle.close();
+            }
             if (socketServer != null) {
                 socketServer.stopAccepting();
             }
@@ -467,8 +574,14 @@ public final class StrataServer implements AutoCloseable {
             if (fetchPurgatory != null) {
                 fetchPurgatory.shutdown();
             }
+            if (remoteController != null) {
+                remoteController.close();
+            }
             if (quorum != null) {
                 quorum.close();
+            }
+            if (interBrokerClient != null) {
+                interBrokerClient.close();
             }
             if (controller != null) {
                 controller.close();

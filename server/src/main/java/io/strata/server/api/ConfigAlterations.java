@@ -237,7 +237,7 @@ final class ConfigAlterations {
             }
             List<Outcome> failed = new ArrayList<>();
             for (Outcome outcome : outcomes) {
-                failed.add(outcome.changes().isEmpty() ? outcome : Outcome.failure(ErrorCode.UNKNOWN_SERVER_ERROR, failure.getMessage()));
+                failed.add(outcome.changes().isEmpty() ? outcome : Outcome.failure(ControllerErrors.of(failure), failure.getMessage()));
             }
             respond.accept(failed);
         });

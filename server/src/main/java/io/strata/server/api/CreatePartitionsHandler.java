@@ -53,7 +53,7 @@ final class CreatePartitionsHandler implements ApiHandler {
             if (failure != null) {
                 for (CreatePartitionsRequestData.CreatePartitionsTopic topic : unique) {
                     response.results().add(new CreatePartitionsResponseData.CreatePartitionsTopicResult().setName(topic.name())
-                        .setErrorCode(ErrorCode.UNKNOWN_SERVER_ERROR.code()).setErrorMessage(failure.getMessage()));
+                        .setErrorCode(ControllerErrors.of(failure).code()).setErrorMessage(failure.getMessage()));
                 }
             } else {
                 response.results().addAll(results);

@@ -21,7 +21,7 @@ final class CreateTopicsHandler implements ApiHandler {
             if (error != null) {
                 for (CreateTopicsRequestData.CreatableTopic topic : body.topics()) {
                     response.topics().add(new CreateTopicsResponseData.CreatableTopicResult().setName(topic.name())
-                        .setErrorCode(ErrorCode.UNKNOWN_SERVER_ERROR.code()).setErrorMessage(error.getMessage())
+                        .setErrorCode(ControllerErrors.of(error).code()).setErrorMessage(error.getMessage())
                         .setNumPartitions(-1).setReplicationFactor((short) -1));
                 }
             } else {

@@ -65,7 +65,7 @@ final class DeleteTopicsHandler implements ApiHandler {
         ids.forEach(id -> names.add(null));
         context.controller().deleteTopics(names, ids).whenComplete((deleted, failure) -> {
             if (failure != null) {
-                toDelete.forEach((id, name) -> results.add(result(name, id, ErrorCode.UNKNOWN_SERVER_ERROR, failure.getMessage())));
+                toDelete.forEach((id, name) -> results.add(result(name, id, ControllerErrors.of(failure), failure.getMessage())));
             } else {
                 for (ControllerApi.DeleteResult outcome : deleted) {
                     results.add(result(toDelete.get(outcome.topicId()), outcome.topicId(), outcome.error(), outcome.message()));

@@ -4,6 +4,7 @@ import io.strata.metadata.BrokerRegistration;
 import io.strata.metadata.MetadataRecords;
 import io.strata.protocol.ErrorCode;
 import io.strata.protocol.Uuids;
+import io.strata.protocol.message.ApiMessageType;
 import io.strata.protocol.message.DescribeQuorumRequestData;
 import io.strata.protocol.message.DescribeQuorumResponseData;
 import io.strata.server.network.Request;
@@ -29,6 +30,16 @@ final class DescribeQuorumHandler implements ApiHandler {
             && body.topics().get(0).partitions().size() == 1 && body.topics().get(0).partitions().get(0).partitionIndex() == 0;
         if (!metadataPartitionOnly) {
             request.respond(unknownPartitions(body));
+            return;
+        }
+        if (context.forwarder() != null && !context.quorum().isLeader()) {
+            // Only the leader knows every replica's progress: the request goes to it.
+            context.forwarder().<DescribeQuorumResponseData>call(ApiMessageType.DESCRIBE_QUORUM, request.apiVersion(), body,
+                answer -> answer.errorCode() == ErrorCode.NOT_CONTROLLER.code() || answer.topics().stream().flatMap(topic -> topic.partitions().stream())
+                    .anyMatch(partition -> partition.errorCode() == ErrorCode.NOT_LEADER_OR_FOLLOWER.code()),
+                context.forwarder().requestTimeoutMs()).whenComplete((response, failure) -> request.respond(
+                failure == null ? response : new DescribeQuorumResponseData().setErrorCode(ControllerErrors.of(failure).code())
+                    .setErrorMessage(failure.getMessage())));
             return;
         }
         context.quorum().describeQuorum().whenComplete((partition, failure) -> {

@@ -2,6 +2,7 @@ package io.strata.server.api;
 
 import io.strata.metadata.FeatureUpdates;
 import io.strata.protocol.ErrorCode;
+import io.strata.protocol.message.ApiMessageType;
 import io.strata.protocol.message.UpdateFeaturesRequestData;
 import io.strata.protocol.message.UpdateFeaturesResponseData;
 import io.strata.server.network.Request;
@@ -40,11 +41,18 @@ final class UpdateFeaturesHandler implements ApiHandler {
                 return;
             }
         }
+        if (context.forwarder() != null) {
+            // The active controller may be elsewhere: it gets the request as the client sent it.
+            context.forwarder().forward(ApiMessageType.UPDATE_FEATURES, version, body).whenComplete((response, failure) -> request.respond(
+                failure == null ? response : new UpdateFeaturesResponseData().setErrorCode(ControllerErrors.of(failure).code())
+                    .setErrorMessage(failure.getMessage())));
+            return;
+        }
         boolean validateOnly = version >= 1 && body.validateOnly();
         context.controller().updateFeatures(updates, context.features().supported(), validateOnly).whenComplete((result, failure) -> {
             UpdateFeaturesResponseData response = new UpdateFeaturesResponseData();
             if (failure != null) {
-                request.respond(response.setErrorCode(ErrorCode.UNKNOWN_SERVER_ERROR.code()).setErrorMessage(failure.getMessage()));
+                request.respond(response.setErrorCode(ControllerErrors.of(failure).code()).setErrorMessage(failure.getMessage()));
                 return;
             }
             response.setErrorCode(result.error().code()).setErrorMessage(result.message());

@@ -86,8 +86,20 @@ public final class SocketServer implements AutoCloseable {
 
     /** Binds every listener; port 0 picks a free port (see {@link #boundPort}). */
     public void start() throws InterruptedException {
+        start(name -> true);
+    }
+
+    /**
+     * Binds the listeners whose names {@code which} accepts and that are not bound yet (a node
+     * binds its controller listeners first, so the quorum can form, and its broker listeners once
+     * the broker is ready).
+     */
+    public synchronized void start(java.util.function.Predicate<String> which) throws InterruptedException {
         for (String listener : config.listeners()) {
             Endpoint endpoint = Endpoint.parse(listener);
+            if (!which.test(endpoint.listenerName()) || listeners.containsKey(endpoint.listenerName())) {
+                continue;
+            }
             Channel channel = bootstrap(endpoint.listenerName()).bind(bindAddress(endpoint)).sync().channel();
             listeners.put(endpoint.listenerName(), channel);
             LOG.info("Listening for {} on {}", endpoint.listenerName(), channel.localAddress());

@@ -1,0 +1,216 @@
+package io.strata.server.cluster;
+
+import io.strata.common.Time;
+import io.strata.metadata.BrokerRegistration;
+import io.strata.metadata.ControllerApi;
+import io.strata.protocol.ErrorCode;
+import io.strata.protocol.message.BrokerHeartbeatRequestData;
+import io.strata.protocol.message.BrokerHeartbeatResponseData;
+import io.strata.protocol.message.BrokerRegistrationRequestData;
+import io.strata.protocol.message.BrokerRegistrationResponseData;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * A broker's side of its life in the cluster, as Kafka's BrokerLifecycleManager: register
+ * (BrokerRegistration: a new incarnation, fenced), then heartbeat (BrokerHeartbeat) with the
+ * metadata offset this node has applied until the controller unfences it, then every
+ * {@code broker.heartbeat.interval.ms}; at shutdown, heartbeats that ask for a controlled
+ * shutdown until the controller has moved every leadership away.
+ *
+ * <p>States: {@code REGISTERING → FENCED (catching up) → RUNNING → SHUTTING_DOWN → STOPPED}; a
+ * registration the controller forgot (BROKER_ID_NOT_REGISTERED, STALE_BROKER_EPOCH) goes back to
+ * REGISTERING. One thread; one request in flight at a time.
+ */
+public final class BrokerLifecycleManager implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(BrokerLifecycleManager.class);
+    /** While fenced or shutting down, the next heartbeat goes this soon: the controller is waiting for news. */
+    static final long EAGER_HEARTBEAT_MS = 20;
+    static final long RETRY_BACKOFF_MS = 200;
+
+    /** The lifecycle states. */
+    public enum State { REGISTERING, FENCED, RUNNING, SHUTTING_DOWN, STOPPED }
+
+    private final int nodeId;
+    private final String clusterId;
+    private final ControllerApi controller;
+    private final LongSupplier appliedOffset;
+    private final long heartbeatIntervalMs;
+    private final ScheduledExecutorService thread;
+    private final CompletableFuture<Long> unfenced = new CompletableFuture<>();
+    private final CompletableFuture<Void> shutDownDone = new CompletableFuture<>();
+    private final UUID incarnationId = UUID.randomUUID();
+    private List<BrokerRegistration.Endpoint> endpoints;
+    private String rack;
+    private volatile State state = State.REGISTERING;
+    private volatile long brokerEpoch = -1;
+
+    /** @param appliedOffset the offset of the last metadata record this node has applied (-1 before any) */
+    public BrokerLifecycleManager(int nodeId, String clusterId, ControllerApi controller, LongSupplier appliedOffset, long heartbeatIntervalMs,
+                                  Time time) {
+        this.nodeId = nodeId;
+        this.clusterId = clusterId;
+        this.controller = controller;
+        this.appliedOffset = appliedOffset;
+        this.heartbeatIntervalMs = heartbeatIntervalMs;
+        this.thread = Executors.newSingleThreadScheduledExecutor(task -> {
+            Thread lifecycle = new Thread(task, "strata-broker-lifecycle-" + nodeId);
+            lifecycle.setDaemon(true);
+            return lifecycle;
+        });
+    }
+
+    /** Registers and heartbeats from now on; the future completes with the broker epoch once the controller first unfences this broker. */
+    public CompletableFuture<Long> start(List<BrokerRegistration.Endpoint> advertised, String brokerRack) {
+        this.endpoints = List.copyOf(advertised);
+        this.rack = brokerRack;
+        thread.execute(this::register);
+        return unfenced;
+    }
+
+    public State state() {
+        return state;
+    }
+
+    public long brokerEpoch() {
+        return brokerEpoch;
+    }
+
+    private void register() {
+        if (state == State.STOPPED) {
+            return;
+        }
+        state = State.REGISTERING;
+        BrokerRegistrationRequestData request = new BrokerRegistrationRequestData().setBrokerId(nodeId).setClusterId(clusterId)
+            .setIncarnationId(incarnationId).setRack(rack).setPreviousBrokerEpoch(brokerEpoch);
+        for (BrokerRegistration.Endpoint endpoint : endpoints) {
+            request.listeners().add(new BrokerRegistrationRequestData.Listener().setName(endpoint.listenerName()).setHost(endpoint.host())
+                .setPort(endpoint.port()).setSecurityProtocol(endpoint.securityProtocol()));
+        }
+        controller.registerBroker(request).whenComplete((response, failure) -> thread.execute(() -> onRegistered(response, failure)));
+    }
+
+    private void onRegistered(BrokerRegistrationResponseData response, Throwable failure) {
+        if (state == State.STOPPED) {
+            return;
+        }
+        if (failure != null || response.errorCode() != ErrorCode.NONE.code()) {
+            LOG.info("Broker {}: registration failed ({}); retrying", nodeId, failure != null ? failure.toString() : ErrorCode.forCode(response.errorCode()));
+            schedule(this::register, RETRY_BACKOFF_MS);
+            return;
+        }
+        brokerEpoch = response.brokerEpoch();
+        state = State.FENCED;
+        LOG.info("Broker {} registered with epoch {}; catching up with the metadata", nodeId, brokerEpoch);
+        heartbeat();
+    }
+
+    private void heartbeat() {
+        State current = state;
+        if (current == State.STOPPED || current == State.REGISTERING) {
+            return;
+        }
+        BrokerHeartbeatRequestData request = new BrokerHeartbeatRequestData().setBrokerId(nodeId).setBrokerEpoch(brokerEpoch)
+            .setCurrentMetadataOffset(appliedOffset.getAsLong()).setWantFence(false).setWantShutDown(current == State.SHUTTING_DOWN);
+        controller.brokerHeartbeat(request).whenComplete((response, failure) -> thread.execute(() -> onHeartbeat(request, response, failure)));
+    }
+
+    private void onHeartbeat(BrokerHeartbeatRequestData request, BrokerHeartbeatResponseData response, Throwable failure) {
+        if (state == State.STOPPED || state == State.REGISTERING) {
+            return;
+        }
+        if (failure != null) {
+            LOG.debug("Broker {}: heartbeat failed: {}", nodeId, failure.toString());
+            schedule(this::heartbeat, RETRY_BACKOFF_MS);
+            return;
+        }
+        ErrorCode error = ErrorCode.forCode(response.errorCode());
+        if (error == ErrorCode.BROKER_ID_NOT_REGISTERED || error == ErrorCode.STALE_BROKER_EPOCH) {
+            LOG.warn("Broker {}: the controller answered {} to a heartbeat of epoch {}; registering again", nodeId, error, request.brokerEpoch());
+            schedule(this::register, RETRY_BACKOFF_MS);
+            return;
+        }
+        if (error != ErrorCode.NONE) {
+            schedule(this::heartbeat, RETRY_BACKOFF_MS);
+            return;
+        }
+        if (state == State.SHUTTING_DOWN) {
+            if (response.shouldShutDown()) {
+                state = State.STOPPED;
+                LOG.info("Broker {}: the controller completed the controlled shutdown", nodeId);
+                shutDownDone.complete(null);
+                return;
+            }
+            schedule(this::heartbeat, EAGER_HEARTBEAT_MS);
+            return;
+        }
+        if (!response.isFenced()) {
+            if (state == State.FENCED) {
+                state = State.RUNNING;
+                LOG.info("Broker {} (epoch {}) is unfenced", nodeId, brokerEpoch);
+                unfenced.complete(brokerEpoch);
+            }
+            schedule(this::heartbeat, heartbeatIntervalMs);
+        } else {
+            if (state == State.RUNNING) {
+                state = State.FENCED;
+                LOG.warn("Broker {} was fenced by the controller", nodeId);
+            }
+            schedule(this::heartbeat, EAGER_HEARTBEAT_MS);
+        }
+    }
+
+    private void schedule(Runnable work, long delayMs) {
+        try {
+            thread.schedule(() -> {
+                try {
+                    work.run();
+                } catch (RuntimeException e) {
+                    LOG.error("Broker {}: lifecycle step failed; retrying", nodeId, e);
+                    schedule(work, RETRY_BACKOFF_MS);
+                }
+            }, delayMs, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // Closed.
+        }
+    }
+
+    /**
+     * Controlled shutdown: asks the controller to move this broker's leaderships away and waits
+     * (at most {@code timeoutMs}) until it says the broker may stop. A broker that never
+     * registered stops at once.
+     */
+    public void controlledShutdown(long timeoutMs) {
+        thread.execute(() -> {
+            if (state == State.FENCED || state == State.RUNNING) {
+                state = State.SHUTTING_DOWN;
+                heartbeat();
+            } else {
+                state = State.STOPPED;
+                shutDownDone.complete(null);
+            }
+        });
+        try {
+            shutDownDone.get(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            LOG.warn("Broker {}: the controlled shutdown did not complete within {} ms; stopping anyway", nodeId, timeoutMs);
+        }
+    }
+
+    @Override
+    public void close() {
+        state = State.STOPPED;
+        thread.shutdownNow();
+        unfenced.completeExceptionally(new IllegalStateException("broker " + nodeId + " stopped before it was unfenced"));
+    }
+}

@@ -1,0 +1,246 @@
+package io.strata.server.cluster;
+
+import io.strata.common.Time;
+import io.strata.metadata.ControllerApi;
+import io.strata.metadata.FeatureUpdates;
+import io.strata.metadata.NotControllerException;
+import io.strata.protocol.ApiMessage;
+import io.strata.protocol.ErrorCode;
+import io.strata.protocol.message.AllocateProducerIdsRequestData;
+import io.strata.protocol.message.AllocateProducerIdsResponseData;
+import io.strata.protocol.message.ApiMessageType;
+import io.strata.protocol.message.BrokerHeartbeatRequestData;
+import io.strata.protocol.message.BrokerHeartbeatResponseData;
+import io.strata.protocol.message.BrokerRegistrationRequestData;
+import io.strata.protocol.message.BrokerRegistrationResponseData;
+import io.strata.protocol.message.CreatePartitionsRequestData;
+import io.strata.protocol.message.CreatePartitionsResponseData;
+import io.strata.protocol.message.CreateTopicsRequestData;
+import io.strata.protocol.message.CreateTopicsResponseData;
+import io.strata.protocol.message.DeleteTopicsRequestData;
+import io.strata.protocol.message.DeleteTopicsResponseData;
+import io.strata.protocol.message.IncrementalAlterConfigsRequestData;
+import io.strata.protocol.message.IncrementalAlterConfigsResponseData;
+import io.strata.raft.RaftNode;
+import io.strata.server.network.client.InterBrokerClient;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/**
+ * The controller as a node without the active controller in its process reaches it: each
+ * operation is the Kafka request the controller serves (CreateTopics, DeleteTopics,
+ * CreatePartitions, IncrementalAlterConfigs, AllocateProducerIds, BrokerRegistration,
+ * BrokerHeartbeat), sent to the quorum's current leader — learned from this node's replica of the
+ * metadata quorum — at its controller endpoint. NOT_CONTROLLER, no known leader or a failed
+ * connection: the request goes again, after {@link #RETRY_BACKOFF_MS}, to whoever leads then,
+ * until its deadline; past it the operation fails with {@link NotControllerException}. Nothing
+ * here blocks: retries are scheduled on one small thread.
+ */
+public final class RemoteController implements ControllerApi, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RemoteController.class);
+    static final long RETRY_BACKOFF_MS = 100;
+
+    private final RaftNode quorum;
+    private final QuorumPeers peers;
+    private final Time time;
+    private final long requestTimeoutMs;
+    private final ScheduledExecutorService retries;
+
+    /** @param requestTimeoutMs how long an operation keeps looking for an active controller */
+    public RemoteController(RaftNode quorum, QuorumPeers peers, Time time, long requestTimeoutMs) {
+        this.quorum = quorum;
+        this.peers = peers;
+        this.time = time;
+        this.requestTimeoutMs = requestTimeoutMs;
+        this.retries = Executors.newSingleThreadScheduledExecutor(task -> {
+            Thread thread = new Thread(task, "strata-controller-channel");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    /** How long an operation keeps looking for an active controller. */
+    public long requestTimeoutMs() {
+        return requestTimeoutMs;
+    }
+
+    /**
+     * Sends {@code request} to the active controller, again while {@code notController} says the
+     * answer came from a node that is not it; completes with the first other answer.
+     */
+    public <R extends ApiMessage> CompletableFuture<R> call(ApiMessageType api, short version, ApiMessage request, Predicate<R> notController,
+                                                            long timeoutMs) {
+        CompletableFuture<R> result = new CompletableFuture<>();
+        attempt(api, version, request, notController, time.milliseconds() + timeoutMs, result, null);
+        return result;
+    }
+
+    /** {@link #call} for a request whose answer has one top-level error code (DescribeQuorum, UpdateFeatures, …). */
+    public CompletableFuture<ApiMessage> forward(ApiMessageType api, short version, ApiMessage request) {
+        return call(api, version, request, response -> topLevelError(response) == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
+    }
+
+    private static short topLevelError(ApiMessage response) {
+        try {
+            return (short) response.getClass().getMethod("errorCode").invoke(response);
+        } catch (ReflectiveOperationException e) {
+            return ErrorCode.NONE.code();
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private <R extends ApiMessage> void attempt(ApiMessageType api, short version, ApiMessage request, Predicate<R> notController, long deadlineMs,
+                                                CompletableFuture<R> result, String lastProblem) {
+        if (time.milliseconds() >= deadlineMs) {
+            result.completeExceptionally(new NotControllerException("no active controller answered " + api.apiName + " in time"
+                + (lastProblem == null ? "" : ": " + lastProblem)));
+            return;
+        }
+        int leader = quorum.leaderId();
+        InterBrokerClient.Endpoint endpoint = leader < 0 ? null : peers.endpoint(leader);
+        if (endpoint == null) {
+            retryLater(api, version, request, notController, deadlineMs, result, "the metadata quorum has no known leader");
+            return;
+        }
+        peers.client().send(endpoint, api, version, request).whenComplete((response, failure) -> {
+            if (failure != null) {
+                retryLater(api, version, request, notController, deadlineMs, result, endpoint + ": " + failure);
+            } else if (notController.test((R) response)) {
+                retryLater(api, version, request, notController, deadlineMs, result, endpoint + " is not the active controller");
+            } else {
+                result.complete((R) response);
+            }
+        });
+    }
+
+    private <R extends ApiMessage> void retryLater(ApiMessageType api, short version, ApiMessage request, Predicate<R> notController, long deadlineMs,
+                                                   CompletableFuture<R> result, String problem) {
+        LOG.debug("{} to the controller: {}; retrying", api.apiName, problem);
+        try {
+            retries.schedule(() -> attempt(api, version, request, notController, deadlineMs, result, problem), RETRY_BACKOFF_MS, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            result.completeExceptionally(new NotControllerException("the node is shutting down"));
+        }
+    }
+
+    // ---------------------------------------------------------------- ControllerApi
+
+    @Override
+    public CompletableFuture<List<CreateTopicsResponseData.CreatableTopicResult>> createTopics(List<CreateTopicsRequestData.CreatableTopic> topics,
+                                                                                             boolean validateOnly) {
+        CreateTopicsRequestData request = new CreateTopicsRequestData().setTimeoutMs((int) requestTimeoutMs).setValidateOnly(validateOnly);
+        for (CreateTopicsRequestData.CreatableTopic topic : topics) {
+            request.topics().add(topic);
+        }
+        return this.<CreateTopicsResponseData>call(ApiMessageType.CREATE_TOPICS, (short) 7, request,
+                response -> response.topics().stream().anyMatch(t -> t.errorCode() == ErrorCode.NOT_CONTROLLER.code()), requestTimeoutMs)
+            .thenApply(response -> {
+                // The controller answers per requested topic, in order, duplicates included.
+                return new ArrayList<>(response.topics());
+            });
+    }
+
+    @Override
+    public CompletableFuture<List<DeleteResult>> deleteTopics(List<String> names, List<UUID> ids) {
+        DeleteTopicsRequestData request = new DeleteTopicsRequestData().setTimeoutMs((int) requestTimeoutMs);
+        for (int i = 0; i < names.size(); i++) {
+            request.topics().add(new DeleteTopicsRequestData.DeleteTopicState().setName(names.get(i))
+                .setTopicId(ids.get(i) == null ? io.strata.protocol.Uuids.ZERO : ids.get(i)));
+        }
+        return this.<DeleteTopicsResponseData>call(ApiMessageType.DELETE_TOPICS, (short) 6, request,
+                response -> response.responses().stream().anyMatch(t -> t.errorCode() == ErrorCode.NOT_CONTROLLER.code()), requestTimeoutMs)
+            .thenApply(response -> {
+                List<DeleteResult> results = new ArrayList<>();
+                for (DeleteTopicsResponseData.DeletableTopicResult topic : response.responses()) {
+                    results.add(new DeleteResult(topic.name(), topic.topicId(), ErrorCode.forCode(topic.errorCode()), topic.errorMessage()));
+                }
+                return results;
+            });
+    }
+
+    @Override
+    public CompletableFuture<List<CreatePartitionsResponseData.CreatePartitionsTopicResult>> createPartitions(
+            List<CreatePartitionsRequestData.CreatePartitionsTopic> topics, boolean validateOnly) {
+        CreatePartitionsRequestData request = new CreatePartitionsRequestData().setTimeoutMs((int) requestTimeoutMs).setValidateOnly(validateOnly);
+        for (CreatePartitionsRequestData.CreatePartitionsTopic topic : topics) {
+            request.topics().add(topic);
+        }
+        return this.<CreatePartitionsResponseData>call(ApiMessageType.CREATE_PARTITIONS, (short) 3, request,
+                response -> response.results().stream().anyMatch(t -> t.errorCode() == ErrorCode.NOT_CONTROLLER.code()), requestTimeoutMs)
+            .thenApply(response -> new ArrayList<>(response.results()));
+    }
+
+    /** Sent as IncrementalAlterConfigs SET / DELETE operations, already validated by this broker. */
+    @Override
+    public CompletableFuture<Void> alterConfigs(List<ConfigChange> changes) {
+        Map<String, IncrementalAlterConfigsRequestData.AlterConfigsResource> resources = new LinkedHashMap<>();
+        for (ConfigChange change : changes) {
+            IncrementalAlterConfigsRequestData.AlterConfigsResource resource = resources.computeIfAbsent(
+                change.resource().type() + "/" + change.resource().name(), key -> new IncrementalAlterConfigsRequestData.AlterConfigsResource()
+                    .setResourceType(change.resource().type()).setResourceName(change.resource().name()));
+            resource.configs().add(new IncrementalAlterConfigsRequestData.AlterableConfig().setName(change.name())
+                .setConfigOperation(change.value() == null ? (byte) 1 : (byte) 0).setValue(change.value()));
+        }
+        IncrementalAlterConfigsRequestData request = new IncrementalAlterConfigsRequestData();
+        resources.values().forEach(request.resources()::add);
+        return this.<IncrementalAlterConfigsResponseData>call(ApiMessageType.INCREMENTAL_ALTER_CONFIGS, (short) 1, request,
+                response -> response.responses().stream().anyMatch(r -> r.errorCode() == ErrorCode.NOT_CONTROLLER.code()), requestTimeoutMs)
+            .thenApply(response -> {
+                for (IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse resource : response.responses()) {
+                    if (resource.errorCode() != ErrorCode.NONE.code()) {
+                        throw new IllegalStateException("the controller refused the config change of " + resource.resourceName() + ": "
+                            + ErrorCode.forCode(resource.errorCode()) + " " + resource.errorMessage());
+                    }
+                }
+                return null;
+            });
+    }
+
+    @Override
+    public CompletableFuture<Long> allocateProducerIds(int brokerId, long brokerEpoch) {
+        return this.<AllocateProducerIdsResponseData>call(ApiMessageType.ALLOCATE_PRODUCER_IDS, (short) 0,
+                new AllocateProducerIdsRequestData().setBrokerId(brokerId).setBrokerEpoch(brokerEpoch),
+                response -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs)
+            .thenApply(response -> {
+                if (response.errorCode() != ErrorCode.NONE.code()) {
+                    throw new IllegalStateException("the controller refused a producer id block: " + ErrorCode.forCode(response.errorCode()));
+                }
+                return response.producerIdStart();
+            });
+    }
+
+    @Override
+    public CompletableFuture<BrokerRegistrationResponseData> registerBroker(BrokerRegistrationRequestData request) {
+        return call(ApiMessageType.BROKER_REGISTRATION, (short) 4, request,
+            (BrokerRegistrationResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
+    }
+
+    @Override
+    public CompletableFuture<BrokerHeartbeatResponseData> brokerHeartbeat(BrokerHeartbeatRequestData request) {
+        return call(ApiMessageType.BROKER_HEARTBEAT, (short) 1, request,
+            (BrokerHeartbeatResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
+    }
+
+    /** UpdateFeatures is forwarded whole by its handler ({@link #forward}); the decoded form is the local controller's. */
+    @Override
+    public CompletableFuture<FeatureUpdates.Result> updateFeatures(Map<String, FeatureUpdates.Update> updates, Map<String, short[]> supported,
+                                                                   boolean validateOnly) {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("UpdateFeatures goes to the controller with forward()"));
+    }
+
+    @Override
+    public void close() {
+        retries.shutdownNow();
+    }
+}
