@@ -421,8 +421,6 @@ public final class ClusterHarness implements AutoCloseable {
             config.put("transaction.state.log.replication.factor", "1");
             config.put("transaction.state.log.min.isr", "1");
             config.put("group.initial.rebalance.delay.ms", "0");
-            config.put("num.io.threads", "2");
-            config.put("num.network.threads", "1");
             config.putAll(overrides);
             return config;
         }
