@@ -44,7 +44,8 @@ class ControllerFailoverTest {
 
     @BeforeEach
     void start() throws Exception {
-        cluster = ClusterHarness.combined(dir, 3).start();
+        cluster = ClusterHarness.combined(dir, 3); // assigned first: a failed start still closes it and prints its logs
+        cluster.start();
     }
 
     @AfterEach

@@ -7,7 +7,7 @@ import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 import java.lang.reflect.Field;
 
 /**
- * On a failure of a test or of its {@code @BeforeEach}/{@code @AfterEach}, prints the tail of
+ * On a failure of a test or of its {@code @BeforeAll}/{@code @BeforeEach}/{@code @AfterEach}, prints the tail of
  * every node's log of each {@link ClusterHarness} field of the test instance, and attaches it to
  * the failure as a suppressed exception so that it shows in the build output too. Runs before
  * {@code @AfterEach} closes the harness and before {@code @TempDir} deletes the logs.
@@ -16,6 +16,11 @@ public final class PrintClusterLogsOnFailure implements TestExecutionExceptionHa
     @Override
     public void handleTestExecutionException(ExtensionContext context, Throwable throwable) throws Throwable {
         throw withLogs(context, throwable);
+    }
+
+    @Override
+    public void handleBeforeAllMethodExecutionException(ExtensionContext context, Throwable throwable) throws Throwable {
+        throw withLogs(context, throwable); // the instance is there with @TestInstance(PER_CLASS), which @BeforeAll set-ups use
     }
 
     @Override
