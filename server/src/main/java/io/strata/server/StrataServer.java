@@ -86,6 +86,7 @@ public final class StrataServer implements AutoCloseable {
     private volatile QuorumController controller;
     private volatile RaftNode quorum;
     private volatile InterBrokerClient interBrokerClient;
+    private volatile InterBrokerClient controllerClient;
     private volatile QuorumPeers peers;
     private volatile RemoteController remoteController;
     private volatile BrokerLifecycleManager lifecycle;
@@ -212,7 +213,7 @@ public final class StrataServer implements AutoCloseable {
             sender = (destination, api, version, request) -> java.util.concurrent.CompletableFuture.failedFuture(
                 new IllegalStateException("a single-voter quorum sends no requests"));
         } else {
-            interBrokerClient = new InterBrokerClient(InterBrokerClient.Settings.defaults("strata-node-" + nodeId), 1, time, new java.util.Random());
+            interBrokerClient = new InterBrokerClient(InterBrokerClient.Settings.defaults("strata-raft-" + nodeId), 1, time, new java.util.Random());
             peers = new QuorumPeers(config.quorumVoters(), interBrokerClient);
             voters = peers.voterIds();
             sender = peers;
@@ -230,7 +231,10 @@ public final class StrataServer implements AutoCloseable {
         ApiVersionsTable apiVersions = apiVersions();
         java.util.UUID directoryId = DataDirectories.directoryId(logDirs.get(0));
         if (!standalone) {
-            remoteController = new RemoteController(quorum, peers, time, config.getInt(ServerConfig.CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS) * 15L);
+            controllerClient = new InterBrokerClient(InterBrokerClient.Settings.defaults("strata-broker-" + nodeId + "-to-controller"), 1, time,
+                new java.util.Random());
+            remoteController = new RemoteController(quorum, peers, controllerClient, time,
+                config.getInt(ServerConfig.CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS) * 15L);
         }
         if (!standalone && config.isController()) {
             // The controller's listeners first: the quorum forms over them, and brokers register through them.
@@ -582,6 +586,9 @@ public final class StrataServer implements AutoCloseable {
             }
             if (interBrokerClient != null) {
                 interBrokerClient.close();
+            }
+            if (controllerClient != null) {
+                controllerClient.close();
             }
             if (controller != null) {
                 controller.close();

@@ -13,9 +13,9 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The static voters of the metadata quorum ({@code controller.quorum.voters}) and the way to
- * reach them: the quorum's requests and every broker-to-controller request go to a voter's
- * controller endpoint over the node's one {@link InterBrokerClient}.
+ * The static voters of the metadata quorum ({@code controller.quorum.voters}) and the quorum's
+ * own way to reach them: its requests go to a voter's controller endpoint over an
+ * {@link InterBrokerClient} used for nothing else (broker-to-controller requests have their own).
  */
 public final class QuorumPeers implements RaftNode.RequestSender {
     private final Map<Integer, InterBrokerClient.Endpoint> voters = new LinkedHashMap<>();
@@ -35,10 +35,6 @@ public final class QuorumPeers implements RaftNode.RequestSender {
     /** The controller endpoint of voter {@code id}, or null if it is not a voter. */
     public InterBrokerClient.Endpoint endpoint(int id) {
         return voters.get(id);
-    }
-
-    public InterBrokerClient client() {
-        return client;
     }
 
     @Override

@@ -53,14 +53,22 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
 
     private final RaftNode quorum;
     private final QuorumPeers peers;
+    private final InterBrokerClient client;
     private final Time time;
     private final long requestTimeoutMs;
     private final ScheduledExecutorService retries;
 
-    /** @param requestTimeoutMs how long an operation keeps looking for an active controller */
-    public RemoteController(RaftNode quorum, QuorumPeers peers, Time time, long requestTimeoutMs) {
+    /**
+     * @param client           connections of its own: a request the controller holds until its
+     *                         batch commits must never wait in line behind, or in front of, the
+     *                         quorum's own Fetch on a shared connection (the node serves one
+     *                         request per connection at a time, as Kafka does)
+     * @param requestTimeoutMs how long an operation keeps looking for an active controller
+     */
+    public RemoteController(RaftNode quorum, QuorumPeers peers, InterBrokerClient client, Time time, long requestTimeoutMs) {
         this.quorum = quorum;
         this.peers = peers;
+        this.client = client;
         this.time = time;
         this.requestTimeoutMs = requestTimeoutMs;
         this.retries = Executors.newSingleThreadScheduledExecutor(task -> {
@@ -113,7 +121,7 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
             retryLater(api, version, request, notController, deadlineMs, result, "the metadata quorum has no known leader");
             return;
         }
-        peers.client().send(endpoint, api, version, request).whenComplete((response, failure) -> {
+        client.send(endpoint, api, version, request).whenComplete((response, failure) -> {
             if (failure != null) {
                 retryLater(api, version, request, notController, deadlineMs, result, endpoint + ": " + failure);
             } else if (notController.test((R) response)) {
