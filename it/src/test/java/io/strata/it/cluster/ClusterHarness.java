@@ -115,10 +115,13 @@ public final class ClusterHarness implements AutoCloseable {
     public ClusterHarness start() throws IOException, InterruptedException {
         Files.createDirectories(dir);
         Files.writeString(dir.resolve("logback.xml"), LOGBACK, StandardCharsets.UTF_8);
+        long startNanos = System.nanoTime();
         for (Node node : nodes.values()) {
             node.launch();
         }
         awaitAllReady(nodes.values());
+        System.out.printf("cluster of %d nodes (%s) ready in %d ms in %s%n", nodes.size(), voters(),
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos), dir);
         return this;
     }
 
@@ -456,8 +459,10 @@ public final class ClusterHarness implements AutoCloseable {
 
         /** Starts this (stopped or killed) node again on the same ports and data and waits until it is ready. */
         public void start() throws IOException, InterruptedException {
+            long startNanos = System.nanoTime();
             launch();
             awaitAllReady(List.of(this));
+            System.out.printf("node %d ready in %d ms%n", id, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos));
         }
 
         /** Starts this node without waiting for it (a node of a quorum that lost its majority does not finish starting). */

@@ -81,6 +81,8 @@ class ControllerFailoverTest {
                 assertThat(failover).as("failover time in round %d", round).isLessThan(FAILOVER_MAX);
                 ClusterHarness.waitUntil(() -> acknowledged.size() > createdBefore, DEADLINE,
                     "a topic is created after the failover of round " + round);
+                System.out.printf("round %d: topics are created again %d ms after the kill%n", round,
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAtNanos));
                 cluster.node(killed).start();
                 // The next round needs both survivors of its kill to hold the log: wait until the restarted voter caught up.
                 ClusterHarness.waitUntil(() -> {
