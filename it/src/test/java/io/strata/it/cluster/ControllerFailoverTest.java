@@ -34,6 +34,11 @@ class ControllerFailoverTest {
     /** Kafka fails over in ≈2–3 s with its default 1 s election and 2 s fetch timeouts (FIELD-NOTES); the bound leaves room for a loaded CI machine. */
     private static final Duration FAILOVER_MAX = Duration.ofSeconds(15);
     private static final Duration DEADLINE = Duration.ofSeconds(30);
+    /**
+     * From the kill until a CreateTopics succeeds again: the election plus a retry of the request that was in flight (its
+     * forward to the dead controller fails at once, the socket being closed). A metadata write stalling past this is a bug.
+     */
+    private static final Duration RESUME_MAX = FAILOVER_MAX.plusSeconds(5);
     private static final int ROUNDS = 3;
     private static final long CREATE_PAUSE_MS = 50;
 
@@ -41,6 +46,8 @@ class ControllerFailoverTest {
     Path dir;
 
     private ClusterHarness cluster;
+    /** What the creator's failed CreateTopics calls threw since the last round (for the failure message). */
+    private final java.util.Queue<String> creatorFailures = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     @BeforeEach
     void start() throws Exception {
@@ -79,8 +86,12 @@ class ControllerFailoverTest {
                 System.out.printf("round %d: killed active controller %d; node %d leads after %d ms%n", round, killed, elected[0],
                     failover.toMillis());
                 assertThat(failover).as("failover time in round %d", round).isLessThan(FAILOVER_MAX);
-                ClusterHarness.waitUntil(() -> acknowledged.size() > createdBefore, DEADLINE,
-                    "a topic is created after the failover of round " + round);
+                long resumeDeadlineNanos = killedAtNanos + RESUME_MAX.toNanos();
+                ClusterHarness.waitUntil(() -> acknowledged.size() > createdBefore,
+                    Duration.ofNanos(Math.max(0, resumeDeadlineNanos - System.nanoTime())),
+                    "a topic is created within " + RESUME_MAX + " of the kill in round " + round + " (the creator's failures meanwhile: "
+                        + creatorFailures + ")");
+                creatorFailures.clear();
                 System.out.printf("round %d: topics are created again %d ms after the kill%n", round,
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAtNanos));
                 cluster.node(killed).start();
@@ -123,11 +134,13 @@ class ControllerFailoverTest {
                     // Paced, so that three rounds create a few hundred topics, not thousands of partition directories.
                     Thread.sleep(CREATE_PAUSE_MS);
                 } catch (ExecutionException e) {
+                    creatorFailures.add(java.time.LocalTime.now() + " " + topic + ": " + e.getCause());
                     if (e.getCause() instanceof TopicExistsException) {
                         next++;
                     }
                 } catch (java.util.concurrent.TimeoutException e) {
                     // unknown outcome: retry the same name
+                    creatorFailures.add(java.time.LocalTime.now() + " " + topic + ": no answer in 15 s");
                 } catch (InterruptedException e) {
                     return;
                 }
