@@ -25,8 +25,12 @@ public final class MetadataCommitListener implements CommitListener {
     @Override
     public void handleCommit(CommittedBatch batch) {
         List<ApiMessage> records = batch.control() ? List.of() : MetadataRecords.decode(batch.values());
+        long bytes = 0;
+        for (byte[] value : batch.values()) {
+            bytes += value.length;
+        }
         MetadataBatch decoded = new MetadataBatch(records, batch.baseOffset(), batch.lastOffset(), batch.epoch(), batch.appendTimestampMs(),
-            batch.control());
+            batch.control(), bytes);
         if (controller != null) {
             controller.handleCommit(decoded);
         }
@@ -39,7 +43,7 @@ public final class MetadataCommitListener implements CommitListener {
         if (controller != null) {
             controller.handleSnapshot(snapshotId.offset(), records);
         }
-        loader.handleSnapshot(snapshotId.offset(), records);
+        loader.handleSnapshot(snapshotId.offset(), snapshotId.epoch(), records);
     }
 
     @Override

@@ -38,6 +38,22 @@ public final class MetadataLoader implements AutoCloseable {
     private volatile long nextOffset;
     private volatile Throwable failure;
     private volatile boolean publishing;
+    // Snapshots (loader thread only).
+    private SnapshotWriter snapshots;
+    private long maxBytesBetweenSnapshots = Long.MAX_VALUE;
+    private long maxSnapshotIntervalMs = Long.MAX_VALUE;
+    private java.util.function.LongSupplier clock = System::currentTimeMillis;
+    private long bytesSinceSnapshot;
+    private long lastSnapshotMs;
+    private int lastEpoch;
+    private long lastAppendTimestampMs;
+    private boolean snapshotInFlight;
+
+    /** Writes a snapshot of the committed state below {@code endOffset}, whose last entry has {@code epoch}; completes with whether it was written. */
+    @FunctionalInterface
+    public interface SnapshotWriter {
+        CompletableFuture<Boolean> write(long endOffset, int epoch, long lastContainedLogTimestampMs, List<byte[]> values);
+    }
 
     public MetadataLoader(int nodeId, BackgroundErrors errors) {
         this.nodeId = nodeId;
@@ -46,6 +62,23 @@ public final class MetadataLoader implements AutoCloseable {
             Thread loader = new Thread(task, "strata-metadata-loader-" + nodeId);
             loader.setDaemon(true);
             return loader;
+        });
+    }
+
+    /**
+     * Snapshots this node's metadata log as Kafka's metadata loader does (KIP-630): once
+     * {@code maxBytes} of records were applied since the last snapshot
+     * ({@code metadata.log.max.record.bytes.between.snapshots}), or {@code maxIntervalMs} passed
+     * with any new record ({@code metadata.log.max.snapshot.interval.ms}), the image is written
+     * as records; the quorum then drops the log before it. Call before any batch arrives.
+     */
+    public void enableSnapshots(SnapshotWriter writer, long maxBytes, long maxIntervalMs, java.util.function.LongSupplier clockMs) {
+        thread.execute(() -> {
+            this.snapshots = writer;
+            this.maxBytesBetweenSnapshots = maxBytes;
+            this.maxSnapshotIntervalMs = maxIntervalMs;
+            this.clock = clockMs;
+            this.lastSnapshotMs = clockMs.getAsLong();
         });
     }
 
@@ -99,6 +132,8 @@ public final class MetadataLoader implements AutoCloseable {
             if (failure != null) {
                 return;
             }
+            lastEpoch = batch.epoch();
+            lastAppendTimestampMs = batch.appendTimestampMs();
             if (batch.control() || batch.records().isEmpty()) {
                 advance(batch.lastOffset() + 1);
                 return;
@@ -113,12 +148,45 @@ public final class MetadataLoader implements AutoCloseable {
             }
             install(previous, next);
             advance(batch.lastOffset() + 1);
+            bytesSinceSnapshot += batch.sizeInBytes();
+            maybeSnapshot();
         });
     }
 
+    private void maybeSnapshot() {
+        if (snapshots == null || snapshotInFlight || bytesSinceSnapshot == 0) {
+            return;
+        }
+        long nowMs = clock.getAsLong();
+        if (bytesSinceSnapshot < maxBytesBetweenSnapshots && nowMs - lastSnapshotMs < maxSnapshotIntervalMs) {
+            return;
+        }
+        long endOffset = nextOffset;
+        MetadataImage state = image;
+        snapshotInFlight = true;
+        long bytes = bytesSinceSnapshot;
+        snapshots.write(endOffset, lastEpoch, lastAppendTimestampMs, MetadataRecords.encode(state.toRecords())).whenComplete((written, failure) ->
+            thread.execute(() -> {
+                snapshotInFlight = false;
+                if (failure != null) {
+                    errors.record("metadata-snapshot");
+                    LOG.error("Node {}: could not write the metadata snapshot ending at offset {}", nodeId, endOffset, failure);
+                    return;
+                }
+                bytesSinceSnapshot = Math.max(0, bytesSinceSnapshot - bytes);
+                lastSnapshotMs = clock.getAsLong();
+                if (written) {
+                    LOG.info("Node {}: wrote the metadata snapshot ending at offset {} (epoch {}, {} bytes of records since the last)", nodeId,
+                        endOffset, lastEpoch, bytes);
+                }
+            }));
+    }
+
     /** The state is this snapshot's (quorum thread): the image is rebuilt from its records. */
-    public void handleSnapshot(long endOffset, List<io.strata.protocol.ApiMessage> records) {
+    public void handleSnapshot(long endOffset, int epoch, List<io.strata.protocol.ApiMessage> records) {
         thread.execute(() -> {
+            lastEpoch = epoch;
+            bytesSinceSnapshot = 0;
             if (failure != null) {
                 return;
             }

@@ -199,6 +199,10 @@ public final class StrataServer implements AutoCloseable {
         metadataUnifiedLog.setFlushObserver(metrics.flushObserver());
         Features features = new Features();
         metadata = new MetadataLoader(nodeId, backgroundErrors);
+        // Every node snapshots its own copy of the metadata log (KIP-630); the quorum then drops the log before the snapshot.
+        metadata.enableSnapshots((endOffset, epoch, timestampMs, values) -> quorum.createSnapshot(new io.strata.raft.OffsetAndEpoch(endOffset, epoch),
+                timestampMs, values), config.getLong(ServerConfig.METADATA_LOG_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS),
+            config.getLong(ServerConfig.METADATA_LOG_MAX_SNAPSHOT_INTERVAL_MS), time::milliseconds);
         boolean standalone = config.isStandaloneDefault();
         if (standalone || config.isController()) {
             controller = new QuorumController(new ControllerSettings(nodeId, config.getInt(ServerConfig.NUM_PARTITIONS),
@@ -451,6 +455,12 @@ public final class StrataServer implements AutoCloseable {
     /** This node's view of the cluster metadata (null before start-up creates it). */
     public MetadataLoader metadata() {
         return metadata;
+    }
+
+    /** The first offset this node's metadata log still holds (above 0 once a snapshot let it drop the entries before). */
+    public long metadataLogStartOffset() {
+        UnifiedLog log = metadataUnifiedLog;
+        return log == null ? 0 : log.logStartOffset();
     }
 
     /** This node's replica of the metadata quorum (null before start-up creates it). */

@@ -17,6 +17,8 @@ public final class ProducerIdManager {
     private final java.util.function.Supplier<BrokerRegistration> registration;
     private long next;
     private long blockEnd;
+    /** The next block, asked for before the current one runs out. */
+    private java.util.concurrent.CompletableFuture<Long> prefetch;
 
     /** @param registration this broker's current registration (its epoch goes with the request), or null before it registered */
     public ProducerIdManager(ControllerApi controller, int brokerId, java.util.function.Supplier<BrokerRegistration> registration) {
@@ -37,13 +39,34 @@ public final class ProducerIdManager {
         }
     }
 
+    /**
+     * The next id. The next block is asked for in the background once 90% of the current one is
+     * handed out (as Kafka's brokers do), so a caller waits for the controller only when ids run
+     * out faster than a round trip to it.
+     */
     public synchronized long nextProducerId() throws ExecutionException, InterruptedException {
         if (next >= blockEnd) {
-            BrokerRegistration current = registration.get();
-            long first = controller.allocateProducerIds(brokerId, current == null ? -1 : current.epoch()).get();
+            if (prefetch == null) {
+                prefetch = requestBlock();
+            }
+            long first;
+            try {
+                first = prefetch.get();
+            } finally {
+                prefetch = null; // a failed request is asked again by the next caller
+            }
             next = first;
             blockEnd = first + ControllerApi.PRODUCER_ID_BLOCK_SIZE;
         }
-        return next++;
+        long id = next++;
+        if (prefetch == null && blockEnd - next <= ControllerApi.PRODUCER_ID_BLOCK_SIZE / 10) {
+            prefetch = requestBlock();
+        }
+        return id;
+    }
+
+    private java.util.concurrent.CompletableFuture<Long> requestBlock() {
+        BrokerRegistration current = registration.get();
+        return controller.allocateProducerIds(brokerId, current == null ? -1 : current.epoch());
     }
 }
