@@ -570,6 +570,13 @@ public final class StrataServer implements AutoCloseable {
             if (handlerPool != null) {
                 handlerPool.shutdown(10_000);
             }
+            if (remoteController != null) {
+                remoteController.close();
+            }
+            if (quorum != null) {
+                // Before the listeners close: a leader resigns (EndQuorumEpoch) and answers the Fetch requests it holds.
+                quorum.close();
+            }
             if (socketServer != null) {
                 socketServer.close();
             }
@@ -587,12 +594,6 @@ public final class StrataServer implements AutoCloseable {
             }
             if (fetchPurgatory != null) {
                 fetchPurgatory.shutdown();
-            }
-            if (remoteController != null) {
-                remoteController.close();
-            }
-            if (quorum != null) {
-                quorum.close();
             }
             if (interBrokerClient != null) {
                 interBrokerClient.close();
