@@ -74,6 +74,7 @@ class ControllerFailoverTest {
             for (int round = 1; round <= ROUNDS; round++) {
                 int killed = cluster.awaitActiveController(DEADLINE);
                 int createdBefore = acknowledged.size();
+                creatorFailures.clear();
                 long killedAtNanos = System.nanoTime();
                 cluster.node(killed).kill9();
                 int[] elected = {-1};
@@ -87,10 +88,13 @@ class ControllerFailoverTest {
                     failover.toMillis());
                 assertThat(failover).as("failover time in round %d", round).isLessThan(FAILOVER_MAX);
                 long resumeDeadlineNanos = killedAtNanos + RESUME_MAX.toNanos();
-                ClusterHarness.waitUntil(() -> acknowledged.size() > createdBefore,
-                    Duration.ofNanos(Math.max(0, resumeDeadlineNanos - System.nanoTime())),
-                    "a topic is created within " + RESUME_MAX + " of the kill in round " + round + " (the creator's failures meanwhile: "
-                        + creatorFailures + ")");
+                try {
+                    ClusterHarness.waitUntil(() -> acknowledged.size() > createdBefore,
+                        Duration.ofNanos(Math.max(0, resumeDeadlineNanos - System.nanoTime())),
+                        "a topic is created within " + RESUME_MAX + " of the kill in round " + round);
+                } catch (AssertionError e) {
+                    throw new AssertionError(e.getMessage() + "; the creator's failures since the kill: " + creatorFailures, e);
+                }
                 creatorFailures.clear();
                 System.out.printf("round %d: topics are created again %d ms after the kill%n", round,
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAtNanos));
