@@ -13,18 +13,18 @@ import java.util.concurrent.TimeUnit;
  * skips its tests; in CI ({@code CI=true}, where {@code .ci/run} installs them) a missing tool
  * fails them, so CI can never pass without running them.
  */
-final class ExternalTools {
+public final class ExternalTools {
     private ExternalTools() {
     }
 
-    static void require(String description, boolean available) {
+    public static void require(String description, boolean available) {
         if (!available && "true".equals(System.getenv("CI"))) {
             throw new AssertionError(description + " is not installed, but CI must run these tests (.ci/run installs it)");
         }
         Assumptions.assumeTrue(available, description + " is not installed; skipping (CI installs it)");
     }
 
-    static boolean onPath(String command) {
+    public static boolean onPath(String command) {
         try {
             Process process = new ProcessBuilder("sh", "-c", "command -v " + command).redirectErrorStream(true).start();
             return process.waitFor(10, TimeUnit.SECONDS) && process.exitValue() == 0;
@@ -146,7 +146,7 @@ final class ExternalTools {
     }
 
     /** Runs a command to completion (bounded), feeding {@code stdin}; returns stdout, failing on a non-zero exit. */
-    static String run(List<String> command, String stdin, long timeoutSeconds) throws IOException, InterruptedException {
+    public static String run(List<String> command, String stdin, long timeoutSeconds) throws IOException, InterruptedException {
         Path out = Files.createTempFile("strata-tool", ".out");
         Path err = Files.createTempFile("strata-tool", ".err");
         try {

@@ -22,18 +22,18 @@ import java.util.List;
  * the tool's own JVM and would run (and wait for the tool) when this test JVM ends. {@code System.in/out/err} are process-wide, so
  * runs are serialised on the class; the tests of this module run one at a time anyway.
  */
-final class KafkaTool {
+public final class KafkaTool {
     private KafkaTool() {
     }
 
     /** What a tool printed and its exit status. */
-    record Result(int exitCode, String stdout, String stderr) {
+    public record Result(int exitCode, String stdout, String stderr) {
         /**
          * The non-blank stdout lines, without the log lines the admin client's logger writes to
          * the same System.out through this module's logback console appender (they start with
          * the {@code HH:mm:ss.SSS} of logback-test.xml's pattern; no tool output does).
          */
-        List<String> lines() {
+        public List<String> lines() {
             return stdout.lines().filter(line -> !line.isBlank() && !LOG_LINE.matcher(line).lookingAt()).toList();
         }
 
@@ -52,15 +52,15 @@ final class KafkaTool {
     }
 
     @FunctionalInterface
-    interface Main {
+    public interface Main {
         void main(String[] args) throws Exception;
     }
 
-    static Result run(Main main, String... args) {
+    public static Result run(Main main, String... args) {
         return runWithInput("", main, args);
     }
 
-    static synchronized Result runWithInput(String stdin, Main main, String... args) {
+    public static synchronized Result runWithInput(String stdin, Main main, String... args) {
         PrintStream out = System.out;
         PrintStream err = System.err;
         InputStream in = System.in;
