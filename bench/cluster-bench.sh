@@ -121,8 +121,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-driver() { # ARGS...: the Java driver
-  java -Xmx512m -Xms64m -cp "$BENCH/target/benchmarks.jar" io.strata.bench.ClusterBench --out "$RESULTS" "$@" 9>&-
+driver() { # ARGS...: the Java driver (kafka-clients' SLF4J has no provider in the jar: its warning is dropped)
+  java -Xmx512m -Xms64m -cp "$BENCH/target/benchmarks.jar" io.strata.bench.ClusterBench --out "$RESULTS" "$@" 9>&- \
+    2> >(grep -v '^SLF4J' >&2)
 }
 now_ms() { date +%s%3N; }
 bootstrap_of() { # BASE_PORT

@@ -164,17 +164,25 @@ public final class ClusterBench {
     private void propagation() throws Exception {
         int rounds = Integer.parseInt(options.getOrDefault("propagation-rounds", "100"));
         List<Long> latenciesNanos = new ArrayList<>();
+        List<List<Long>> perNodeNanos = new ArrayList<>();
+        for (int index = 0; index < bootstrap.size(); index++) {
+            perNodeNanos.add(new ArrayList<>());
+        }
         try (Admin admin = admin(0)) {
             for (int round = 0; round < rounds; round++) {
                 String topic = "propagation-" + round + "-" + System.nanoTime();
                 admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(60, TimeUnit.SECONDS);
                 long createdNanos = System.nanoTime();
-                String failure = awaitEveryNode(List.of(topic), 1);
+                long[] shownNanos = new long[bootstrap.size()];
+                String failure = awaitEveryNode(List.of(topic), 1, shownNanos);
                 if (failure != null) {
                     notMeasured("propagation_ms", "round " + round + ": " + failure);
                     return;
                 }
                 latenciesNanos.add(System.nanoTime() - createdNanos);
+                for (int index = 0; index < bootstrap.size(); index++) {
+                    perNodeNanos.get(index).add(shownNanos[index] - createdNanos);
+                }
             }
         }
         Collections.sort(latenciesNanos);
@@ -182,6 +190,12 @@ public final class ClusterBench {
         result("propagation_p50_ms", millis(percentile(latenciesNanos, 50)));
         result("propagation_p99_ms", millis(percentile(latenciesNanos, 99)));
         result("propagation_max_ms", millis(latenciesNanos.get(latenciesNanos.size() - 1)));
+        for (int index = 0; index < bootstrap.size(); index++) {
+            List<Long> node = perNodeNanos.get(index);
+            Collections.sort(node);
+            result("propagation_node" + (index + 1) + "_p50_ms", millis(percentile(node, 50)));
+            result("propagation_node" + (index + 1) + "_max_ms", millis(node.get(node.size() - 1)));
+        }
     }
 
     /** One CreateTopics of a --partitions topic through node 1; until it returns, until every node shows all leaders. */
@@ -199,7 +213,7 @@ public final class ClusterBench {
             }
             long createdNanos = System.nanoTime();
             result("partitions_create_s", seconds(TimeUnit.NANOSECONDS.toMillis(createdNanos - startNanos)));
-            String failure = awaitEveryNode(List.of(topic), partitions);
+            String failure = awaitEveryNode(List.of(topic), partitions, new long[bootstrap.size()]);
             if (failure != null) {
                 notMeasured("partitions_all_leaders_s", failure);
                 return;
@@ -297,8 +311,11 @@ public final class ClusterBench {
 
     // ---- checks on every node ----------------------------------------------------------------
 
-    /** Waits until every node's Metadata shows every topic with {@code partitions} led partitions; null, or what was seen. */
-    private String awaitEveryNode(List<String> topics, int partitions) throws Exception {
+    /**
+     * Waits until every node's Metadata shows every topic with {@code partitions} led partitions,
+     * noting in {@code shownNanos} when each node first did; null, or what was seen.
+     */
+    private String awaitEveryNode(List<String> topics, int partitions, long[] shownNanos) throws Exception {
         long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CONDITION_TIMEOUT_MS);
         boolean[] done = new boolean[bootstrap.size()];
         String[] lastSeen = new String[bootstrap.size()];
@@ -309,6 +326,7 @@ public final class ClusterBench {
                     MetadataResponseData metadata = probeOrNull(index, topics);
                     lastSeen[index] = metadata == null ? "no answer" : shows(metadata, topics, partitions);
                     if (lastSeen[index] == null) {
+                        shownNanos[index] = System.nanoTime();
                         done[index] = true;
                         remaining--;
                     }
