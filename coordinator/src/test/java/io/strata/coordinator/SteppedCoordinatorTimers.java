@@ -51,6 +51,13 @@ public final class SteppedCoordinatorTimers implements Function<ScheduledExecuto
             }
 
             @Override
+            public void cancelAll() {
+                synchronized (SteppedCoordinatorTimers.this) {
+                    timers.keySet().removeIf(key -> key.startsWith(prefix));
+                }
+            }
+
+            @Override
             public boolean isScheduled(String key) {
                 synchronized (SteppedCoordinatorTimers.this) {
                     return timers.containsKey(prefix + key);

@@ -148,6 +148,9 @@ public final class MetadataImage {
         private Map<Integer, ControllerRegistration> controllers;
         private long nextProducerId;
 
+        /** Partition maps changed by this batch, by topic id; they become TopicImages in {@link #build}. */
+        private final Map<UUID, Map<Integer, PartitionRegistration>> touchedPartitions = new HashMap<>();
+
         Builder(MetadataImage base) {
             this.base = base;
             this.nextProducerId = base.nextProducerId;
@@ -166,6 +169,14 @@ public final class MetadataImage {
             byId.put(topic.id(), topic);
         }
 
+        /**
+         * The partitions of {@code topic} as this batch leaves them, copied once per batch and topic
+         * (a batch creating a topic of 10,000 partitions copies its map once, not once per record).
+         */
+        private Map<Integer, PartitionRegistration> partitionsOf(TopicImage topic) {
+            return touchedPartitions.computeIfAbsent(topic.id(), id -> new HashMap<>(topic.partitions()));
+        }
+
         private TopicImage topicById(UUID id) {
             byName();
             TopicImage topic = byId.get(id);
@@ -177,17 +188,17 @@ public final class MetadataImage {
 
         void apply(ApiMessage record) {
             if (record instanceof TopicRecord topic) {
+                touchedPartitions.remove(topic.topicId());
                 putTopic(new TopicImage(topic.name(), topic.topicId(), Map.of()));
             } else if (record instanceof PartitionRecord partition) {
                 TopicImage topic = topicById(partition.topicId());
-                Map<Integer, PartitionRegistration> partitions = new HashMap<>(topic.partitions());
-                partitions.put(partition.partitionId(), new PartitionRegistration(toArray(partition.replicas()), toArray(partition.isr()),
+                partitionsOf(topic).put(partition.partitionId(), new PartitionRegistration(toArray(partition.replicas()), toArray(partition.isr()),
                     partition.leader(), partition.leaderEpoch(), partition.partitionEpoch()));
-                putTopic(new TopicImage(topic.name(), topic.id(), partitions));
             } else if (record instanceof PartitionChangeRecord change) {
                 applyPartitionChange(change);
             } else if (record instanceof RemoveTopicRecord remove) {
                 TopicImage topic = topicById(remove.topicId());
+                touchedPartitions.remove(topic.id());
                 byName.remove(topic.name());
                 byId.remove(topic.id());
                 configs().remove(ConfigResource.topic(topic.name()));
@@ -293,7 +304,8 @@ public final class MetadataImage {
 
         private void applyPartitionChange(PartitionChangeRecord change) {
             TopicImage topic = topicById(change.topicId());
-            PartitionRegistration current = topic.partition(change.partitionId());
+            Map<Integer, PartitionRegistration> partitions = partitionsOf(topic);
+            PartitionRegistration current = partitions.get(change.partitionId());
             if (current == null) {
                 throw new IllegalStateException("change for unknown partition " + change.partitionId() + " of " + topic.name());
             }
@@ -301,9 +313,7 @@ public final class MetadataImage {
             int[] isr = change.isr() != null ? toArray(change.isr()) : current.isr();
             int leader = change.leader() != -2 ? change.leader() : current.leader();
             int leaderEpoch = change.leader() != -2 ? current.leaderEpoch() + 1 : current.leaderEpoch();
-            Map<Integer, PartitionRegistration> partitions = new HashMap<>(topic.partitions());
             partitions.put(change.partitionId(), new PartitionRegistration(replicas, isr, leader, leaderEpoch, current.partitionEpoch() + 1));
-            putTopic(new TopicImage(topic.name(), topic.id(), partitions));
         }
 
         private Map<ConfigResource, Map<String, String>> configs() {
@@ -314,6 +324,12 @@ public final class MetadataImage {
         }
 
         MetadataImage build(long lastOffset) {
+            for (Map.Entry<UUID, Map<Integer, PartitionRegistration>> touched : touchedPartitions.entrySet()) {
+                TopicImage topic = byId.get(touched.getKey());
+                if (topic != null) {
+                    putTopic(new TopicImage(topic.name(), topic.id(), touched.getValue()));
+                }
+            }
             return new MetadataImage(lastOffset,
                 byName == null ? base.topicsByName : Collections.unmodifiableMap(byName),
                 byId == null ? base.topicsById : Collections.unmodifiableMap(byId),

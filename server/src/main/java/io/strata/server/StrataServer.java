@@ -87,6 +87,7 @@ public final class StrataServer implements AutoCloseable {
     private volatile RaftNode quorum;
     private volatile InterBrokerClient interBrokerClient;
     private volatile InterBrokerClient controllerClient;
+    private volatile InterBrokerClient markerClient;
     private volatile QuorumPeers peers;
     private volatile RemoteController remoteController;
     private volatile BrokerLifecycleManager lifecycle;
@@ -281,6 +282,10 @@ public final class StrataServer implements AutoCloseable {
         // The broker's listeners are bound now (advertised port 0 resolves to the bound port) but serve only once the broker is ready.
         socketServer.start(name -> !isControllerListener(name));
         ControllerApi controllerApi = standalone ? controller : remoteController;
+        if (!standalone) {
+            // Broker-to-broker requests (transaction markers) to the brokers' inter-broker listeners: connections of their own.
+            markerClient = new InterBrokerClient(InterBrokerClient.Settings.defaults("strata-broker-" + nodeId), 1, time, new java.util.Random());
+        }
         lifecycle = new BrokerLifecycleManager(nodeId, clusterId, controllerApi, () -> metadata.nextOffset() - 1,
             config.getInt(ServerConfig.BROKER_HEARTBEAT_INTERVAL_MS), time);
         awaitUnfenced(lifecycle.start(advertisedEndpoints(), config.getString(ServerConfig.RACK)), startNanos);
@@ -308,7 +313,9 @@ public final class StrataServer implements AutoCloseable {
             config.getInt(ServerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS), config.getInt(ServerConfig.TRANSACTION_MAX_TIMEOUT_MS),
             config.getInt(ServerConfig.TRANSACTIONAL_ID_EXPIRATION_MS), config.getInt(ServerConfig.TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS),
             config.getInt(ServerConfig.TRANSACTION_REMOVE_EXPIRED_TRANSACTION_CLEANUP_INTERVAL_MS)), transactionStateTopic,
-            new TransactionMarkers(replicaManager, groupCoordinator, time), producerIds::nextProducerIdUnchecked, time, 1,
+            markerClient == null ? new TransactionMarkers(replicaManager, groupCoordinator, time)
+                : new TransactionMarkers(replicaManager, groupCoordinator, time, new io.strata.server.api.InterBrokerMarkerWriter(markerClient),
+                    config.interBrokerListenerName()), producerIds::nextProducerIdUnchecked, time, 1,
             io.strata.coordinator.group.consumer.ExecutorCoordinatorTimer::new, backgroundErrors);
         metadata.addPublisher(transactionStateTopic);
         transactionStateTopic.onPartitionsLed(transactionCoordinator::onPartitionsLed);
@@ -600,6 +607,9 @@ public final class StrataServer implements AutoCloseable {
             }
             if (controllerClient != null) {
                 controllerClient.close();
+            }
+            if (markerClient != null) {
+                markerClient.close();
             }
             if (controller != null) {
                 controller.close();

@@ -107,6 +107,24 @@ final class TestBroker implements AutoCloseable {
         return hosted == null ? null : hosted.log();
     }
 
+    /**
+     * Registers broker {@code id} with this node's controller and unfences it at once, as a real
+     * broker's first heartbeats would. It never heartbeats again: a test that needs it for longer
+     * than {@code broker.session.timeout.ms} sets that higher.
+     */
+    void registerBroker(int id, String host, int port, String rack) throws Exception {
+        io.strata.protocol.message.BrokerRegistrationRequestData request = new io.strata.protocol.message.BrokerRegistrationRequestData()
+            .setBrokerId(id).setClusterId(server.clusterId()).setIncarnationId(java.util.UUID.randomUUID()).setRack(rack);
+        request.listeners().add(new io.strata.protocol.message.BrokerRegistrationRequestData.Listener().setName("PLAINTEXT").setHost(host)
+            .setPort(port));
+        long epoch = server.controller().registerBroker(request).get(30, java.util.concurrent.TimeUnit.SECONDS).brokerEpoch();
+        var heartbeat = server.controller().brokerHeartbeat(new io.strata.protocol.message.BrokerHeartbeatRequestData().setBrokerId(id)
+            .setBrokerEpoch(epoch).setCurrentMetadataOffset(Long.MAX_VALUE)).get(30, java.util.concurrent.TimeUnit.SECONDS);
+        if (heartbeat.isFenced()) {
+            throw new IllegalStateException("broker " + id + " was not unfenced: " + heartbeat);
+        }
+    }
+
     @Override
     public void close() {
         if (admin != null) {

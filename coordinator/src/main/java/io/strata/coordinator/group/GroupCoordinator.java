@@ -131,8 +131,20 @@ public final class GroupCoordinator implements AutoCloseable {
             () -> topics.get(), classicGroups);
     }
 
-    /** Starts coordinating the given partitions (this node leads them): replays each in the background. */
+    /**
+     * The partitions this node leads now (the whole set, after every metadata change): starts
+     * coordinating the new ones (each replayed in the background) and unloads those it no longer
+     * leads, as Kafka's coordinator resigns, so that their groups answer NOT_COORDINATOR here and
+     * the new leader owns them.
+     */
     public void onPartitionsLed(Set<Integer> partitions) {
+        for (Map.Entry<Integer, GroupShard> entry : shards.entrySet()) {
+            if (!partitions.contains(entry.getKey()) && shards.remove(entry.getKey(), entry.getValue())) {
+                GroupShard resigned = entry.getValue();
+                resigned.executor().execute(resigned::unload);
+                LOG.info("Unloading __consumer_offsets-{}: this node no longer leads it", entry.getKey());
+            }
+        }
         for (int partition : partitions) {
             shards.computeIfAbsent(partition, p -> {
                 ScheduledExecutorService executor = threads[p % threads.length];

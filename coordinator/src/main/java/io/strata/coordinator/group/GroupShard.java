@@ -85,6 +85,34 @@ final class GroupShard {
         return partition;
     }
 
+    /**
+     * Stops coordinating this partition (another broker leads it now); on the shard's thread. The
+     * timers stop, and members waiting for a JoinGroup or SyncGroup answer are told NOT_COORDINATOR
+     * so that they find the new coordinator, as Kafka's coordinator does on resignation.
+     */
+    void unload() {
+        loaded = false;
+        timer.cancelAll();
+        for (ClassicGroup group : groups.values()) {
+            group.cancelJoinTimer();
+            for (ClassicGroupMember member : group.members.values()) {
+                member.cancelSessionTimer();
+                if (member.awaitingJoin != null) {
+                    Consumer<JoinGroupResponseData> awaiting = member.awaitingJoin;
+                    member.awaitingJoin = null;
+                    awaiting.accept(joinError(ErrorCode.NOT_COORDINATOR, member.memberId));
+                }
+                if (member.awaitingSync != null) {
+                    Consumer<SyncGroupResponseData> awaiting = member.awaitingSync;
+                    member.awaitingSync = null;
+                    awaiting.accept(new SyncGroupResponseData().setErrorCode(ErrorCode.NOT_COORDINATOR.code()));
+                }
+            }
+        }
+        groups.clear();
+        offsets.clear();
+    }
+
     /** Creates an empty classic group (Kafka's getOrMaybeCreateClassicGroup): Empty since now, no protocol type yet. */
     private ClassicGroup newGroup(String groupId) {
         ClassicGroup group = new ClassicGroup(groupId);

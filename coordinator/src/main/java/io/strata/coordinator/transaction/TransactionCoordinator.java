@@ -144,8 +144,27 @@ public final class TransactionCoordinator implements AutoCloseable {
         return settings.stateLogPartitions();
     }
 
-    /** Starts coordinating these partitions: replays each, resumes prepared transactions, starts the timeout scan. */
+    /**
+     * The partitions this node leads now, with their leader epochs (the whole set, after every
+     * metadata change). A new partition is replayed, its prepared transactions resumed and its
+     * timeout scan started; a partition no longer led here is unloaded (its transactional ids
+     * answer NOT_COORDINATOR and its timers stop), as Kafka's coordinator resigns; a partition led
+     * at a new leader epoch is unloaded and loaded again, so that its markers carry the new
+     * coordinator epoch.
+     */
     public void onPartitionsLed(Map<Integer, Integer> partitionLeaderEpochs) {
+        for (Map.Entry<Integer, Shard> entry : shards.entrySet()) {
+            Integer epoch = partitionLeaderEpochs.get(entry.getKey());
+            Shard shard = entry.getValue();
+            if ((epoch == null || epoch != shard.coordinatorEpoch) && shards.remove(entry.getKey(), shard)) {
+                shard.executor.execute(() -> {
+                    shard.loaded = false;
+                    shard.timer.cancelAll();
+                });
+                LOG.info("Unloading __transaction_state-{} (coordinator epoch {}): this node {}", entry.getKey(), shard.coordinatorEpoch,
+                    epoch == null ? "no longer leads it" : "leads it at epoch " + epoch + " now");
+            }
+        }
         for (Map.Entry<Integer, Integer> entry : partitionLeaderEpochs.entrySet()) {
             shards.computeIfAbsent(entry.getKey(), p -> {
                 ScheduledExecutorService executor = threads[p % threads.length];

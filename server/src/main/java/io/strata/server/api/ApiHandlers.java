@@ -11,9 +11,15 @@ public final class ApiHandlers {
     }
 
     public static Map<ApiMessageType, ApiHandler> create(BrokerContext context) {
+        // Only picks the "controller id" reported to clients among alive brokers; no seed is needed outside tests.
+        return create(context, new java.util.Random());
+    }
+
+    /** The dispatch table, with {@code random} choosing the broker that Metadata and DescribeCluster report as controller. */
+    public static Map<ApiMessageType, ApiHandler> create(BrokerContext context, java.util.Random random) {
         Map<ApiMessageType, ApiHandler> handlers = new EnumMap<>(ApiMessageType.class);
         handlers.put(ApiMessageType.API_VERSIONS, new ApiVersionsHandler(context));
-        handlers.put(ApiMessageType.METADATA, new MetadataHandler(context));
+        handlers.put(ApiMessageType.METADATA, new MetadataHandler(context, random));
         handlers.put(ApiMessageType.PRODUCE, new ProduceHandler(context));
         handlers.put(ApiMessageType.FETCH, new FetchHandler(context));
         handlers.put(ApiMessageType.LIST_OFFSETS, new ListOffsetsHandler(context));
@@ -25,7 +31,7 @@ public final class ApiHandlers {
         handlers.put(ApiMessageType.DESCRIBE_CONFIGS, new DescribeConfigsHandler(context));
         handlers.put(ApiMessageType.ALTER_CONFIGS, new AlterConfigsHandler(context));
         handlers.put(ApiMessageType.INCREMENTAL_ALTER_CONFIGS, new IncrementalAlterConfigsHandler(context));
-        handlers.put(ApiMessageType.DESCRIBE_CLUSTER, new DescribeClusterHandler(context));
+        handlers.put(ApiMessageType.DESCRIBE_CLUSTER, new DescribeClusterHandler(context, random));
         handlers.put(ApiMessageType.DESCRIBE_TOPIC_PARTITIONS, new DescribeTopicPartitionsHandler(context));
         handlers.put(ApiMessageType.DESCRIBE_LOG_DIRS, new DescribeLogDirsHandler(context));
         handlers.put(ApiMessageType.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(context));

@@ -68,9 +68,11 @@ final class DeleteRecordsHandler implements ApiHandler {
         if (TopicNames.isInternal(topicPartition.topic())) {
             return result.setErrorCode(ErrorCode.INVALID_TOPIC_EXCEPTION.code());
         }
-        Partition partition = context.replicaManager().partition(topicPartition);
-        if (partition == null || partition.leaderId() != context.nodeId()) {
-            return result.setErrorCode(ErrorCode.NOT_LEADER_OR_FOLLOWER.code());
+        Partition partition;
+        try {
+            partition = context.replicaManager().leaderPartitionOrThrow(topicPartition);
+        } catch (ErrorCodeException e) {
+            return result.setErrorCode(e.error().code());
         }
         UnifiedLog log = partition.log();
         if (log.config().compact && !log.config().delete) {

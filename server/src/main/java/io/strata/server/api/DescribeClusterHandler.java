@@ -11,9 +11,10 @@ import java.util.List;
 
 /**
  * DescribeCluster, answered as a broker endpoint: the brokers with an endpoint on the listener
- * the request arrived on (fenced ones only when v2+ asks for them), the cluster id, the
- * controller, and the cluster's authorized operations when asked. A request for the
- * controllers' endpoint type (v1+) is refused with MISMATCHED_ENDPOINT_TYPE, an unknown type
+ * the request arrived on (fenced ones only when v2+ asks for them), the cluster id, a random
+ * alive broker as the controller (Kafka's KRaft answer, {@link AliveBrokers}), and the cluster's authorized operations when asked. A request for the
+ * controllers' endpoint type (v1+) is refused with MISMATCHED_ENDPOINT_TYPE, as a Kafka broker
+ * does (only controller listeners describe the controllers, KIP-919), an unknown type
  * with UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST in v0, which has neither code).
  */
 final class DescribeClusterHandler implements ApiHandler {
@@ -21,9 +22,11 @@ final class DescribeClusterHandler implements ApiHandler {
     static final byte ENDPOINT_TYPE_CONTROLLER = 2;
 
     private final BrokerContext context;
+    private final java.util.Random random;
 
-    DescribeClusterHandler(BrokerContext context) {
+    DescribeClusterHandler(BrokerContext context, java.util.Random random) {
         this.context = context;
+        this.random = random;
     }
 
     @Override
@@ -43,8 +46,9 @@ final class DescribeClusterHandler implements ApiHandler {
                 .setErrorMessage("The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER"));
             return;
         }
+        io.strata.metadata.MetadataImage image = context.image();
         List<DescribeClusterResponseData.DescribeClusterBroker> brokers = new ArrayList<>();
-        for (BrokerRegistration broker : context.image().brokers().values()) {
+        for (BrokerRegistration broker : image.brokers().values()) {
             BrokerRegistration.Endpoint endpoint = broker.endpoint(request.listenerName());
             if (endpoint != null && (!broker.fenced() || body.includeFencedBrokers())) {
                 brokers.add(new DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(broker.id()).setHost(endpoint.host())
@@ -53,12 +57,13 @@ final class DescribeClusterHandler implements ApiHandler {
         }
         brokers.sort((a, b) -> Integer.compare(a.brokerId(), b.brokerId()));
         // As in Kafka: a controller id that is not among the listed brokers is reported as -1.
-        boolean controllerListed = brokers.stream().anyMatch(broker -> broker.brokerId() == context.nodeId());
+        int controllerId = AliveBrokers.randomAliveBrokerId(image, random);
+        boolean controllerListed = brokers.stream().anyMatch(broker -> broker.brokerId() == controllerId);
         request.respond(new DescribeClusterResponseData()
             .setErrorCode(ErrorCode.NONE.code())
             .setEndpointType(ENDPOINT_TYPE_BROKER)
             .setClusterId(context.clusterId())
-            .setControllerId(controllerListed ? context.nodeId() : -1)
+            .setControllerId(controllerListed ? controllerId : -1)
             .setBrokers(brokers)
             .setClusterAuthorizedOperations(body.includeClusterAuthorizedOperations() ? AuthorizedOperations.CLUSTER : AuthorizedOperations.OMITTED));
     }

@@ -118,7 +118,8 @@ final class DescribeTopicPartitionsHandler implements ApiHandler {
     /**
      * One partition. The leader must be a live broker with an endpoint on the request's
      * listener: else LEADER_NOT_AVAILABLE (leader unknown) or LISTENER_NOT_FOUND (known but not
-     * reachable there), with leader -1. Replicas without an endpoint there are offline.
+     * reachable there), with leader -1. Replicas unregistered, fenced or without an endpoint there
+     * are offline (Kafka's {@code isReplicaOffline}).
      */
     private static DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponsePartition describe(MetadataImage image, int index,
                                                                                                        PartitionRegistration partition,
@@ -130,7 +131,7 @@ final class DescribeTopicPartitionsHandler implements ApiHandler {
         for (int replica : partition.replicas()) {
             result.replicaNodes().add(replica);
             BrokerRegistration broker = image.brokers().get(replica);
-            if (broker == null || broker.endpoint(listenerName) == null) {
+            if (broker == null || broker.fenced() || broker.endpoint(listenerName) == null) {
                 offline.add(replica);
             }
         }

@@ -25,7 +25,10 @@ import java.util.Map;
  * data or changed offsets. Topics are addressed by id from v13. Reads go up to the high
  * watermark (read_uncommitted) or the last stable offset with the aborted transactions
  * (read_committed), within {@code max.bytes}, {@code partition.max.bytes} and
- * {@code fetch.max.bytes}, and wait in the purgatory for {@code min.bytes}.
+ * {@code fetch.max.bytes}, and wait in the purgatory for {@code min.bytes}. A partition this
+ * broker does not lead is answered NOT_LEADER_OR_FOLLOWER (UNKNOWN_TOPIC_OR_PARTITION /
+ * UNKNOWN_TOPIC_ID if the cluster has no such partition); that and FENCED_LEADER_EPOCH carry the
+ * current leader from v12 and the leaders' endpoints from v16 (KIP-951).
  */
 final class FetchHandler implements ApiHandler {
     private final BrokerContext context;
@@ -103,7 +106,8 @@ final class FetchHandler implements ApiHandler {
         FetchSessionCache.Session finalSession = session;
         boolean finalIncremental = incremental;
         context.replicaManager().fetchMessages(params, fetchInfos, results ->
-            request.respond(buildResponse(wanted, resolved, errors, results, finalSession, finalIncremental, isolation)));
+            request.respond(buildResponse(wanted, resolved, errors, results, finalSession, finalIncremental, isolation,
+                version >= 12 ? new LeaderHints(context.image(), request.listenerName()) : null, version)));
     }
 
     private static FetchSessionCache.Key key(FetchRequestData.FetchTopic topic, int partition, boolean byId) {
@@ -144,14 +148,15 @@ final class FetchHandler implements ApiHandler {
                                             Map<FetchSessionCache.Key, TopicPartition> resolved,
                                             Map<FetchSessionCache.Key, FetchPartitionData> errors,
                                             Map<TopicPartition, FetchPartitionData> results, FetchSessionCache.Session session,
-                                            boolean incremental, FetchIsolation isolation) {
+                                            boolean incremental, FetchIsolation isolation, LeaderHints hints, short version) {
         FetchResponseData response = new FetchResponseData().setErrorCode(ErrorCode.NONE.code())
             .setSessionId(session == null ? FetchSessionCache.INVALID_SESSION_ID : session.id);
         Map<String, FetchResponseData.FetchableTopicResponse> topics = new LinkedHashMap<>();
         if (session != null) {
             synchronized (session) {
                 for (Map.Entry<FetchSessionCache.Key, FetchSessionCache.CachedPartition> entry : wanted.entrySet()) {
-                    addPartition(response, topics, entry.getKey(), data(entry.getKey(), resolved, errors, results), session, incremental, isolation);
+                    addPartition(response, topics, entry.getKey(), data(entry.getKey(), resolved, errors, results), session, incremental, isolation,
+                        hints, resolved.get(entry.getKey()));
                 }
                 if (incremental) {
                     // A new session expects epoch 1 next; each incremental fetch then moves it on by one.
@@ -160,7 +165,13 @@ final class FetchHandler implements ApiHandler {
             }
         } else {
             for (FetchSessionCache.Key key : wanted.keySet()) {
-                addPartition(response, topics, key, data(key, resolved, errors, results), null, false, isolation);
+                addPartition(response, topics, key, data(key, resolved, errors, results), null, false, isolation, hints, resolved.get(key));
+            }
+        }
+        if (hints != null && version >= 16) {
+            for (LeaderHints.Node node : hints.nodes().values()) {
+                response.nodeEndpoints().add(new FetchResponseData.NodeEndpoint().setNodeId(node.id()).setHost(node.host())
+                    .setPort(node.port()).setRack(node.rack()));
             }
         }
         return response;
@@ -178,7 +189,7 @@ final class FetchHandler implements ApiHandler {
 
     private static void addPartition(FetchResponseData response, Map<String, FetchResponseData.FetchableTopicResponse> topics,
                                      FetchSessionCache.Key key, FetchPartitionData data, FetchSessionCache.Session session,
-                                     boolean incremental, FetchIsolation isolation) {
+                                     boolean incremental, FetchIsolation isolation, LeaderHints hints, TopicPartition topicPartition) {
         if (session != null) {
             FetchSessionCache.CachedPartition cached = session.partitions.get(key);
             if (cached != null) {
@@ -211,6 +222,10 @@ final class FetchHandler implements ApiHandler {
             partition.setAbortedTransactions(aborted);
         } else {
             partition.setAbortedTransactions(null);
+        }
+        if (hints != null && (data.error() == ErrorCode.NOT_LEADER_OR_FOLLOWER || data.error() == ErrorCode.FENCED_LEADER_EPOCH)) {
+            LeaderHints.Leader leader = hints.leaderOf(topicPartition == null ? null : topicPartition.topic(), key.partition());
+            partition.setCurrentLeader(new FetchResponseData.LeaderIdAndEpoch().setLeaderId(leader.id()).setLeaderEpoch(leader.epoch()));
         }
         topic.partitions().add(partition);
     }

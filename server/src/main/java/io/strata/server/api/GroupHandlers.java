@@ -72,49 +72,58 @@ final class GroupHandlers {
 
     // ---------------------------------------------------------------- FindCoordinator
 
+    /** Where a coordinator key lives: its error, and the leader of its shard's partition when NONE. */
+    private record CoordinatorLocation(ErrorCode error, int nodeId, String host, int port) {
+        static CoordinatorLocation failed(ErrorCode error) {
+            return new CoordinatorLocation(error, -1, "", -1);
+        }
+    }
+
+    /**
+     * FindCoordinator (v0-v6, batched from v4): the coordinator of a group or transactional id is
+     * the leader of its shard's partition of {@code __consumer_offsets} / {@code __transaction_state},
+     * answered with that broker's endpoint on the request's listener, as Kafka does. The first
+     * request creates the topic (COORDINATOR_NOT_AVAILABLE meanwhile); a partition without a leader,
+     * or a leader that is unregistered, fenced or without the listener, is COORDINATOR_NOT_AVAILABLE.
+     */
     private void findCoordinator(Request request) {
         FindCoordinatorRequestData body = request.body(FindCoordinatorRequestData.class);
         short version = request.apiVersion();
         List<String> keys = version >= 4 ? body.coordinatorKeys() : List.of(body.key());
         FindCoordinatorResponseData response = new FindCoordinatorResponseData();
         for (String key : keys) {
-            ErrorCode error = coordinatorError(body.keyType(), key);
-            BrokerRegistration.Endpoint endpoint = error == ErrorCode.NONE ? selfEndpoint(request) : null;
-            if (endpoint == null && error == ErrorCode.NONE) {
-                error = ErrorCode.COORDINATOR_NOT_AVAILABLE;
-            }
+            CoordinatorLocation location = locate(body.keyType(), key, request.listenerName());
+            ErrorCode error = location.error();
             if (version >= 4) {
                 response.coordinators().add(new FindCoordinatorResponseData.Coordinator().setKey(key).setErrorCode(error.code())
-                    .setNodeId(endpoint == null ? -1 : context.nodeId()).setHost(endpoint == null ? "" : endpoint.host())
-                    .setPort(endpoint == null ? -1 : endpoint.port()).setErrorMessage(error == ErrorCode.NONE ? null : error.name()));
+                    .setNodeId(location.nodeId()).setHost(location.host()).setPort(location.port())
+                    .setErrorMessage(error == ErrorCode.NONE ? null : error.name()));
             } else {
-                response.setErrorCode(error.code()).setNodeId(endpoint == null ? -1 : context.nodeId())
-                    .setHost(endpoint == null ? "" : endpoint.host()).setPort(endpoint == null ? -1 : endpoint.port())
+                response.setErrorCode(error.code()).setNodeId(location.nodeId()).setHost(location.host()).setPort(location.port())
                     .setErrorMessage(version >= 1 && error != ErrorCode.NONE ? error.name() : null);
             }
         }
         request.respond(response);
     }
 
-    private ErrorCode coordinatorError(byte keyType, String key) {
-        if (keyType == 0) {
-            if (key == null || key.isEmpty()) {
-                return ErrorCode.INVALID_REQUEST;
-            }
-            return offsetsTopic.ensureReady() ? ErrorCode.NONE : ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    private CoordinatorLocation locate(byte keyType, String key, String listenerName) {
+        if (keyType != 0 && keyType != 1 || key == null || key.isEmpty()) {
+            return CoordinatorLocation.failed(ErrorCode.INVALID_REQUEST);
         }
-        if (keyType == 1) {
-            if (key == null || key.isEmpty()) {
-                return ErrorCode.INVALID_REQUEST;
-            }
-            return context.transactionStateTopic().ensureReady() ? ErrorCode.NONE : ErrorCode.COORDINATOR_NOT_AVAILABLE;
+        InternalTopic topic = keyType == 0 ? offsetsTopic : context.transactionStateTopic();
+        if (!topic.ensureReady()) {
+            return CoordinatorLocation.failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
         }
-        return ErrorCode.INVALID_REQUEST;
-    }
-
-    private BrokerRegistration.Endpoint selfEndpoint(Request request) {
-        BrokerRegistration self = context.image().brokers().get(context.nodeId());
-        return self == null ? null : self.endpoint(request.listenerName());
+        int shard = keyType == 0 ? coordinator().partitionFor(key) : context.transactionCoordinator().partitionFor(key);
+        MetadataImage image = context.image();
+        TopicImage topicImage = image.topic(topic.name());
+        io.strata.metadata.PartitionRegistration partition = topicImage == null ? null : topicImage.partition(shard);
+        BrokerRegistration leader = partition == null || !partition.hasLeader() ? null : image.brokers().get(partition.leader());
+        BrokerRegistration.Endpoint endpoint = leader == null || leader.fenced() ? null : leader.endpoint(listenerName);
+        if (endpoint == null) {
+            return CoordinatorLocation.failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+        }
+        return new CoordinatorLocation(ErrorCode.NONE, leader.id(), endpoint.host(), endpoint.port());
     }
 
     // ---------------------------------------------------------------- membership

@@ -13,7 +13,9 @@ import io.strata.storage.UnifiedLog;
  * ListOffsets: the earliest offset (-2, and -4 "earliest local"), the latest (-1: the high
  * watermark, or the last stable offset for read_committed), the record with the largest
  * timestamp (-3), or the first offset at or after a timestamp. An offset by timestamp is
- * only reported if consumers may read it (below the high watermark).
+ * only reported if consumers may read it (below the high watermark). Only the leader answers:
+ * NOT_LEADER_OR_FOLLOWER for a partition of the cluster led elsewhere, UNKNOWN_TOPIC_OR_PARTITION
+ * for one the cluster does not have.
  */
 final class ListOffsetsHandler implements ApiHandler {
     static final long LATEST = -1L;
@@ -53,11 +55,9 @@ final class ListOffsetsHandler implements ApiHandler {
                                                                        ListOffsetsRequestData.ListOffsetsPartition requested, boolean readCommitted) {
         ListOffsetsResponseData.ListOffsetsPartitionResponse result = new ListOffsetsResponseData.ListOffsetsPartitionResponse()
             .setPartitionIndex(requested.partitionIndex()).setTimestamp(-1L).setOffset(-1L).setLeaderEpoch(-1);
-        Partition partition = context.replicaManager().partition(topicPartition);
-        if (partition == null) {
-            return result.setErrorCode(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.code());
-        }
+        Partition partition;
         try {
+            partition = context.replicaManager().leaderPartitionOrThrow(topicPartition);
             partition.checkLeaderEpoch(requested.currentLeaderEpoch());
         } catch (ErrorCodeException e) {
             return result.setErrorCode(e.error().code());

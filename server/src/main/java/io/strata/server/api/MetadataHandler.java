@@ -22,8 +22,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Metadata: brokers (the endpoints of the listener the request arrived on), the cluster id,
- * the controller, and the requested topics with topic ids, partitions, leaders, epochs and
+ * Metadata: brokers (every unfenced broker with an endpoint on the listener the request arrived
+ * on), the cluster id, a random alive broker as the controller (Kafka's KRaft answer, see
+ * {@link AliveBrokers}), and the requested topics with topic ids, partitions, leaders, epochs and
  * replicas. Unknown topics are created on the spot when the client allows it and
  * {@code auto.create.topics.enable} is on; since creation is synchronous here, the answer
  * already carries the new topic's partitions.
@@ -31,9 +32,12 @@ import java.util.Set;
 final class MetadataHandler implements ApiHandler {
     private static final Logger LOG = LoggerFactory.getLogger(MetadataHandler.class);
     private final BrokerContext context;
+    /** Picks the broker reported as controller; shared by the handler threads (java.util.Random is thread-safe). */
+    private final java.util.Random random;
 
-    MetadataHandler(BrokerContext context) {
+    MetadataHandler(BrokerContext context, java.util.Random random) {
         this.context = context;
+        this.random = random;
     }
 
     @Override
@@ -74,9 +78,9 @@ final class MetadataHandler implements ApiHandler {
         MetadataImage image = context.image();
         MetadataResponseData response = new MetadataResponseData()
             .setClusterId(context.clusterId())
-            .setControllerId(context.nodeId())
+            .setControllerId(AliveBrokers.randomAliveBrokerId(image, random))
             .setClusterAuthorizedOperations(body.includeClusterAuthorizedOperations() ? AuthorizedOperations.CLUSTER : AuthorizedOperations.OMITTED);
-        for (BrokerRegistration broker : image.brokers().values()) {
+        for (BrokerRegistration broker : new java.util.TreeMap<>(image.brokers()).values()) {
             BrokerRegistration.Endpoint endpoint = broker.endpoint(request.listenerName());
             if (endpoint != null && !broker.fenced()) {
                 response.brokers().add(new MetadataResponseData.MetadataResponseBroker().setNodeId(broker.id())
@@ -85,18 +89,18 @@ final class MetadataHandler implements ApiHandler {
         }
         if (allTopics) {
             for (TopicImage topic : image.topicsByName().values()) {
-                response.topics().add(describe(topic, body.includeTopicAuthorizedOperations()));
+                response.topics().add(describe(image, topic, body.includeTopicAuthorizedOperations(), request.listenerName()));
             }
             return response;
         }
         for (MetadataRequestData.MetadataRequestTopic requested : body.topics()) {
-            response.topics().add(describeRequested(image, requested, body.includeTopicAuthorizedOperations(), justCreated));
+            response.topics().add(describeRequested(image, requested, body.includeTopicAuthorizedOperations(), justCreated, request.listenerName()));
         }
         return response;
     }
 
     private MetadataResponseData.MetadataResponseTopic describeRequested(MetadataImage image, MetadataRequestData.MetadataRequestTopic requested,
-                                                                       boolean includeOperations, List<String> justCreated) {
+                                                                       boolean includeOperations, List<String> justCreated, String listenerName) {
         // By id (v10+): kafka-clients leaves the name at its default, "", rather than null (MetadataRequest.Builder.forTopicIds).
         if (requested.name() == null || requested.name().isEmpty() && !Uuids.ZERO.equals(requested.topicId())) {
             TopicImage byId = image.topic(requested.topicId());
@@ -104,11 +108,11 @@ final class MetadataHandler implements ApiHandler {
                 return new MetadataResponseData.MetadataResponseTopic().setErrorCode(ErrorCode.UNKNOWN_TOPIC_ID.code())
                     .setTopicId(requested.topicId()).setName(null).setTopicAuthorizedOperations(AuthorizedOperations.OMITTED);
             }
-            return describe(byId, includeOperations);
+            return describe(image, byId, includeOperations, listenerName);
         }
         TopicImage topic = image.topic(requested.name());
         if (topic != null) {
-            return describe(topic, includeOperations);
+            return describe(image, topic, includeOperations, listenerName);
         }
         ErrorCode error = TopicNames.validate(requested.name()) != null ? ErrorCode.INVALID_TOPIC_EXCEPTION
             : justCreated.contains(requested.name()) ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
@@ -116,7 +120,14 @@ final class MetadataHandler implements ApiHandler {
             .setTopicAuthorizedOperations(AuthorizedOperations.OMITTED);
     }
 
-    static MetadataResponseData.MetadataResponseTopic describe(TopicImage topic, boolean includeOperations) {
+    /**
+     * A topic's partitions as Kafka's KRaft metadata cache describes them: the leader only if it is
+     * registered with an endpoint on the listener (else leader -1 with LEADER_NOT_AVAILABLE, or
+     * LISTENER_NOT_FOUND if it is registered without that listener); offline replicas are those
+     * whose broker is unregistered, fenced or without the listener.
+     */
+    static MetadataResponseData.MetadataResponseTopic describe(MetadataImage image, TopicImage topic, boolean includeOperations,
+                                                             String listenerName) {
         MetadataResponseData.MetadataResponseTopic result = new MetadataResponseData.MetadataResponseTopic()
             .setName(topic.name()).setTopicId(topic.id()).setIsInternal(TopicNames.isInternal(topic.name()))
             .setTopicAuthorizedOperations(includeOperations ? AuthorizedOperations.TOPIC : AuthorizedOperations.OMITTED);
@@ -125,15 +136,24 @@ final class MetadataHandler implements ApiHandler {
             if (partition == null) {
                 continue;
             }
+            BrokerRegistration leader = partition.hasLeader() ? image.brokers().get(partition.leader()) : null;
+            boolean leaderReachable = leader != null && leader.endpoint(listenerName) != null;
+            ErrorCode error = leaderReachable ? ErrorCode.NONE : leader != null ? ErrorCode.LISTENER_NOT_FOUND : ErrorCode.LEADER_NOT_AVAILABLE;
             MetadataResponseData.MetadataResponsePartition described = new MetadataResponseData.MetadataResponsePartition()
                 .setPartitionIndex(index)
-                .setErrorCode(partition.hasLeader() ? ErrorCode.NONE.code() : ErrorCode.LEADER_NOT_AVAILABLE.code())
-                .setLeaderId(partition.leader()).setLeaderEpoch(partition.leaderEpoch());
+                .setErrorCode(error.code())
+                .setLeaderId(leaderReachable ? partition.leader() : -1).setLeaderEpoch(partition.leaderEpoch());
             for (int replica : partition.replicas()) {
                 described.replicaNodes().add(replica);
             }
             for (int replica : partition.isr()) {
                 described.isrNodes().add(replica);
+            }
+            for (int replica : partition.replicas()) {
+                BrokerRegistration broker = image.brokers().get(replica);
+                if (broker == null || broker.fenced() || broker.endpoint(listenerName) == null) {
+                    described.offlineReplicas().add(replica);
+                }
             }
             result.partitions().add(described);
         }

@@ -1,6 +1,5 @@
 package io.strata.server.api;
 
-import io.strata.metadata.TopicImage;
 import io.strata.protocol.ErrorCode;
 import io.strata.protocol.message.OffsetForLeaderEpochRequestData;
 import io.strata.protocol.message.OffsetForLeaderEpochResponseData;
@@ -52,18 +51,14 @@ final class OffsetForLeaderEpochHandler implements ApiHandler {
             .setPartition(topicPartition.partition()).setLeaderEpoch(LeaderEpochFileCache.UNDEFINED_EPOCH)
             .setEndOffset(LeaderEpochFileCache.UNDEFINED_OFFSET);
         Partition partition = context.replicaManager().partition(topicPartition);
-        if (partition == null) {
-            TopicImage topic = context.image().topic(topicPartition.topic());
-            boolean known = topic != null && topic.partition(topicPartition.partition()) != null;
-            return result.setErrorCode((known ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION).code());
-        }
         try {
-            partition.checkLeaderEpoch(requested.currentLeaderEpoch());
+            if (partition != null) {
+                // Kafka checks a hosted replica's epoch before its leadership.
+                partition.checkLeaderEpoch(requested.currentLeaderEpoch());
+            }
+            partition = context.replicaManager().leaderPartitionOrThrow(topicPartition);
         } catch (ErrorCodeException e) {
             return result.setErrorCode(e.error().code());
-        }
-        if (partition.leaderId() != context.nodeId()) {
-            return result.setErrorCode(ErrorCode.NOT_LEADER_OR_FOLLOWER.code());
         }
         UnifiedLog log = partition.log();
         EpochOffset found = log.leaderEpochCache().endOffsetFor(requested.leaderEpoch(), log.logEndOffset());

@@ -25,7 +25,9 @@ import java.util.Map;
  * partition; v13+ names topics by id. With acks=0 nothing is sent back, and any error closes
  * the connection so the producer notices. A transactional v12+ request is transactions v2
  * (KIP-890 part 2): the leader adds the partitions to the transaction itself, so the client sends
- * no AddPartitionsToTxn.
+ * no AddPartitionsToTxn. A partition this broker does not lead is answered NOT_LEADER_OR_FOLLOWER
+ * (UNKNOWN_TOPIC_OR_PARTITION if the cluster has no such partition) and, from v10, with its
+ * current leader and that leader's endpoint (KIP-951).
  */
 final class ProduceHandler implements ApiHandler {
     private final BrokerContext context;
@@ -127,6 +129,7 @@ final class ProduceHandler implements ApiHandler {
             return;
         }
         ProduceResponseData response = new ProduceResponseData();
+        LeaderHints hints = request.apiVersion() >= 10 ? new LeaderHints(context.image(), request.listenerName()) : null;
         for (ProduceRequestData.TopicProduceData topic : body.topicData()) {
             ProduceResponseData.TopicProduceResponse topicResponse = new ProduceResponseData.TopicProduceResponse()
                 .setName(topic.name()).setTopicId(topic.topicId());
@@ -139,9 +142,21 @@ final class ProduceHandler implements ApiHandler {
                     .setLogAppendTimeMs(result.logAppendTimeMs())
                     .setLogStartOffset(result.logStartOffset())
                     .setErrorMessage(result.error() == ErrorCode.NONE ? null : result.errorMessage());
+                TopicPartition resolved = order.get(new Target(topic.name(), topic.topicId(), partition.index()));
+                if (hints != null && result.error() == ErrorCode.NOT_LEADER_OR_FOLLOWER) {
+                    LeaderHints.Leader leader = hints.leaderOf(resolved == null ? null : resolved.topic(), partition.index());
+                    partitionResponse.setCurrentLeader(new ProduceResponseData.LeaderIdAndEpoch().setLeaderId(leader.id())
+                        .setLeaderEpoch(leader.epoch()));
+                }
                 topicResponse.partitionResponses().add(partitionResponse);
             }
             response.responses().add(topicResponse);
+        }
+        if (hints != null) {
+            for (LeaderHints.Node node : hints.nodes().values()) {
+                response.nodeEndpoints().add(new ProduceResponseData.NodeEndpoint().setNodeId(node.id()).setHost(node.host())
+                    .setPort(node.port()).setRack(node.rack()));
+            }
         }
         request.respond(response);
     }

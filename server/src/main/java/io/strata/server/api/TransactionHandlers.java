@@ -470,8 +470,11 @@ final class TransactionHandlers {
                 DescribeProducersResponseData.PartitionResponse partitionResponse = new DescribeProducersResponseData.PartitionResponse()
                     .setPartitionIndex(index);
                 Partition partition = context.replicaManager().partition(new TopicPartition(topic.name(), index));
-                if (partition == null) {
-                    partitionResponse.setErrorCode(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.code());
+                ErrorCode leadership = context.replicaManager().leadershipError(new TopicPartition(topic.name(), index));
+                if (leadership != ErrorCode.NONE) {
+                    // Kafka: only the leader describes its producers.
+                    partitionResponse.setErrorCode(leadership.code()).setErrorMessage(leadership == ErrorCode.NOT_LEADER_OR_FOLLOWER
+                        ? "Broker " + context.nodeId() + " is not the leader of " + topic.name() + "-" + index : null);
                 } else {
                     for (ProducerStateEntry entry : partition.log().producerStateSnapshot()) {
                         partitionResponse.activeProducers().add(new DescribeProducersResponseData.ProducerState().setProducerId(entry.producerId())

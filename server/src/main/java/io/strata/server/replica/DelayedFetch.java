@@ -12,7 +12,7 @@ import java.util.function.Consumer;
 /**
  * A fetch waiting for {@code fetch.min.bytes} of data (or {@code fetch.max.wait.ms}). Woken
  * by appends to any of its partitions; completes when enough bytes are readable below the
- * isolation bound, when a partition disappears, or on timeout, and then reads again.
+ * isolation bound, when a partition disappears or its leadership moves to another broker, or on timeout, and then reads again.
  */
 public final class DelayedFetch extends DelayedOperation {
     private final FetchParams params;
@@ -34,8 +34,8 @@ public final class DelayedFetch extends DelayedOperation {
         boolean newData = false;
         for (Map.Entry<TopicPartition, PartitionFetchInfo> entry : fetchInfos.entrySet()) {
             Partition partition = replicaManager.partition(entry.getKey());
-            if (partition == null) {
-                return forceComplete();
+            if (partition == null || partition.leaderId() != replicaManager.nodeId()) {
+                return forceComplete(); // gone, or led elsewhere now: the read answers the partition's error
             }
             UnifiedLog log = partition.log();
             long bound = params.isolation() == FetchIsolation.TXN_COMMITTED ? log.lastStableOffset() : log.highWatermark();

@@ -13,10 +13,13 @@ import java.io.IOException;
 import java.util.UUID;
 
 /**
- * A partition this broker hosts, with its log and its leadership state. On a single node the
- * broker leads every partition and the ISR is itself, so the high watermark follows the log
- * end as soon as a write is durable by the configured policy; replication changes only how
- * the high watermark advances, not this class's contract.
+ * A partition this broker hosts (it is one of the image's replicas), with its log and its
+ * leadership state as the last image named it. Only the leader ({@link #leaderId()} equal to
+ * the node id; {@link ReplicaManager#leaderPartitionOrThrow} checks it) appends, reads for
+ * clients and answers offsets; a follower's log waits for replication. While this node leads
+ * alone the ISR is itself, so the high watermark follows the log end as soon as a write is
+ * durable by the configured policy; replication changes only how the high watermark advances,
+ * not this class's contract.
  *
  * <p>Thread-safety: appends serialise on the log's lock; reads are concurrent.
  */

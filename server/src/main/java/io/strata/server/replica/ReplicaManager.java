@@ -57,6 +57,8 @@ public final class ReplicaManager implements MetadataPublisher {
     private final DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
     private final ConcurrentHashMap<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
     private volatile BrokerTopicMetrics topicMetrics = BrokerTopicMetrics.DISABLED;
+    /** The image last published here: which partitions exist in the cluster, hosted here or not. */
+    private volatile MetadataImage image = MetadataImage.EMPTY;
     /** The fsync-on-ack thread; completes the produces and fetches that waited for a partition's fsync. */
     private final LogFlusher flusher = new LogFlusher(this::onFlushed);
 
@@ -94,6 +96,55 @@ public final class ReplicaManager implements MetadataPublisher {
         return partitions.get(topicPartition);
     }
 
+    public int nodeId() {
+        return nodeId;
+    }
+
+    /** The metadata image last published here (the one leadership is decided by). */
+    public MetadataImage image() {
+        return image;
+    }
+
+    /**
+     * The partition if this node hosts and leads it, as Kafka's {@code getPartitionOrError}
+     * decides; otherwise throws {@link ErrorCodeException} with NOT_LEADER_OR_FOLLOWER when the
+     * cluster has the partition (another broker leads it, it has no leader, or this node is only
+     * a follower), or UNKNOWN_TOPIC_OR_PARTITION when it does not.
+     */
+    public Partition leaderPartitionOrThrow(TopicPartition topicPartition) {
+        Partition partition = partitions.get(topicPartition);
+        if (partition != null && partition.leaderId() == nodeId) {
+            return partition;
+        }
+        if (partition != null || inImage(topicPartition)) {
+            int leader = partition != null ? partition.leaderId() : leaderInImage(topicPartition);
+            throw new ErrorCodeException(ErrorCode.NOT_LEADER_OR_FOLLOWER, "Broker " + nodeId + " is not the leader of " + topicPartition
+                + " (leader " + leader + ")");
+        }
+        throw new ErrorCodeException(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.");
+    }
+
+    /** The error of {@link #leaderPartitionOrThrow}, or NONE if this node leads the partition. */
+    public ErrorCode leadershipError(TopicPartition topicPartition) {
+        try {
+            leaderPartitionOrThrow(topicPartition);
+            return ErrorCode.NONE;
+        } catch (ErrorCodeException e) {
+            return e.error();
+        }
+    }
+
+    private boolean inImage(TopicPartition topicPartition) {
+        TopicImage topic = image.topic(topicPartition.topic());
+        return topic != null && topic.partition(topicPartition.partition()) != null;
+    }
+
+    private int leaderInImage(TopicPartition topicPartition) {
+        TopicImage topic = image.topic(topicPartition.topic());
+        PartitionRegistration registration = topic == null ? null : topic.partition(topicPartition.partition());
+        return registration == null ? -1 : registration.leader();
+    }
+
     public Map<TopicPartition, Partition> partitions() {
         return partitions;
     }
@@ -116,6 +167,7 @@ public final class ReplicaManager implements MetadataPublisher {
 
     @Override
     public void publish(MetadataImage previous, MetadataImage current) {
+        image = current;
         boolean brokerConfigChanged = DynamicBrokerConfig.changed(previous, current, nodeId);
         for (TopicImage topic : current.topicsByName().values()) {
             TopicImage before = previous.topic(topic.id());
@@ -124,18 +176,28 @@ public final class ReplicaManager implements MetadataPublisher {
             LogConfig config = null;
             for (Map.Entry<Integer, PartitionRegistration> entry : topic.partitions().entrySet()) {
                 PartitionRegistration registration = entry.getValue();
-                if (!contains(registration.replicas(), nodeId)) {
-                    continue;
-                }
                 TopicPartition topicPartition = new TopicPartition(topic.name(), entry.getKey());
                 Partition existing = partitions.get(topicPartition);
+                if (!contains(registration.replicas(), nodeId)) {
+                    if (existing != null) {
+                        // Reassigned away: this node is no longer a replica, as Kafka's broker it deletes its copy.
+                        removePartition(topicPartition);
+                    }
+                    continue;
+                }
                 if (existing == null || before == null) {
                     if (config == null) {
                         config = logConfig(current, topic.name());
                     }
                     createPartition(topicPartition, topic.id(), registration, config);
                 } else {
+                    boolean ledHere = existing.leaderId() == nodeId;
                     existing.updateLeadership(registration.leader(), registration.leaderEpoch());
+                    if (ledHere && registration.leader() != nodeId) {
+                        // Leadership moved away: parked acks=all produces and delayed fetches answer NOT_LEADER_OR_FOLLOWER now.
+                        producePurgatory.checkAndComplete(topicPartition);
+                        fetchPurgatory.checkAndComplete(topicPartition);
+                    }
                     if (configChanged) {
                         if (config == null) {
                             config = logConfig(current, topic.name());
@@ -280,7 +342,9 @@ public final class ReplicaManager implements MetadataPublisher {
         Map<ProducerIdAndEpoch, Set<TopicPartition>> toAdd = new LinkedHashMap<>();
         for (Map.Entry<TopicPartition, MemoryRecords> entry : entries.entrySet()) {
             Partition partition = partitions.get(entry.getKey());
-            io.strata.protocol.records.DefaultRecordBatch batch = partition == null ? null : firstTransactionalBatch(entry.getValue());
+            // Only partitions led here are added; the others are answered with their leadership error by the append.
+            io.strata.protocol.records.DefaultRecordBatch batch = partition == null || partition.leaderId() != nodeId ? null
+                : firstTransactionalBatch(entry.getValue());
             if (batch != null && !TopicNames.isInternal(entry.getKey().topic())
                 && !partition.log().hasOngoingTransaction(batch.producerId(), batch.producerEpoch())) {
                 toAdd.computeIfAbsent(new ProducerIdAndEpoch(batch.producerId(), batch.producerEpoch()), key -> new java.util.LinkedHashSet<>())
@@ -359,11 +423,8 @@ public final class ReplicaManager implements MetadataPublisher {
 
     /** Appends a transaction marker (control batch) as the leader; returns NONE or the error. */
     public ErrorCode appendMarker(TopicPartition topicPartition, MemoryRecords marker) {
-        Partition partition = partitions.get(topicPartition);
-        if (partition == null) {
-            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-        }
         try {
+            Partition partition = leaderPartitionOrThrow(topicPartition);
             partition.appendMarkerToLeader(marker);
             fetchPurgatory.checkAndComplete(topicPartition);
             producePurgatory.checkAndComplete(topicPartition);
@@ -410,9 +471,11 @@ public final class ReplicaManager implements MetadataPublisher {
         if (TopicNames.isInternal(topicPartition.topic()) && !internalTopicsAllowed) {
             return ProducePartitionResult.error(ErrorCode.INVALID_TOPIC_EXCEPTION, "Cannot append to internal topic " + topicPartition.topic());
         }
-        Partition partition = partitions.get(topicPartition);
-        if (partition == null) {
-            return ProducePartitionResult.error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.");
+        Partition partition;
+        try {
+            partition = leaderPartitionOrThrow(topicPartition);
+        } catch (ErrorCodeException e) {
+            return ProducePartitionResult.error(e.error(), e.getMessage());
         }
         BrokerTopicMetrics metrics = topicMetrics;
         if (origin == UnifiedLog.AppendOrigin.CLIENT && verifyTransactions) {
@@ -452,7 +515,7 @@ public final class ReplicaManager implements MetadataPublisher {
      */
     ErrorCode acksSatisfied(TopicPartition topicPartition, long lastOffset, short requiredAcks) {
         Partition partition = partitions.get(topicPartition);
-        if (partition == null) {
+        if (partition == null || partition.leaderId() != nodeId) {
             return ErrorCode.NOT_LEADER_OR_FOLLOWER;
         }
         UnifiedLog log = partition.log();
@@ -522,9 +585,11 @@ public final class ReplicaManager implements MetadataPublisher {
 
     private FetchPartitionData readPartition(TopicPartition topicPartition, PartitionFetchInfo info, int maxBytes, FetchParams params,
                                              boolean minOneMessage) {
-        Partition partition = partitions.get(topicPartition);
-        if (partition == null) {
-            return FetchPartitionData.error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.");
+        Partition partition;
+        try {
+            partition = leaderPartitionOrThrow(topicPartition);
+        } catch (ErrorCodeException e) {
+            return FetchPartitionData.error(e.error(), e.getMessage());
         }
         UnifiedLog log = partition.log();
         try {

@@ -16,6 +16,9 @@ public interface CoordinatorTimer {
 
     boolean isScheduled(String key);
 
+    /** Cancels every scheduled task (the shard stops being coordinated here). */
+    void cancelAll();
+
     /**
      * Runs {@code task} every {@code intervalMs} (fixed delay: the next run is scheduled when one
      * ends) until {@link #cancel} of the key. The next run is scheduled even if {@code task}

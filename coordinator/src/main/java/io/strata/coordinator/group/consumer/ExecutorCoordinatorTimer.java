@@ -43,6 +43,14 @@ public final class ExecutorCoordinatorTimer implements CoordinatorTimer {
     }
 
     @Override
+    public void cancelAll() {
+        for (ScheduledFuture<?> future : timers.values()) {
+            future.cancel(false);
+        }
+        timers.clear();
+    }
+
+    @Override
     public boolean isScheduled(String key) {
         return timers.containsKey(key);
     }

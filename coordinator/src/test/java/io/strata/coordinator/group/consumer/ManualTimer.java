@@ -29,6 +29,11 @@ final class ManualTimer implements CoordinatorTimer {
     }
 
     @Override
+    public void cancelAll() {
+        timers.clear();
+    }
+
+    @Override
     public boolean isScheduled(String key) {
         return timers.containsKey(key);
     }
