@@ -6,7 +6,10 @@
 #   --order "strata kafka"   which cluster runs first (default: strata kafka)
 #   --only strata|kafka      measure one cluster only
 #   --propagation-rounds N   topics created one by one for the propagation figure (default 100)
-#   --partitions N           partitions of the one big topic (default 10000)
+#   --partitions N           partitions of the big topic of step 4 (default 9999, the most Kafka 4.4
+#                            takes in one CreateTopics: 1 TopicRecord + N PartitionRecords must fit
+#                            its hard-coded MAX_RECORDS_PER_USER_OP = 10000)
+#   --big-partitions N       partitions of the topic of step 7 (default 10000)
 #   --failover-rounds N      controller kills (default 5)
 #   --no-build               use tools/target/strata.jar and bench/target/benchmarks.jar as they are
 #   --out DIR                where results go (default bench/target/cluster-bench/<UTC timestamp>)
@@ -25,15 +28,17 @@
 #      the launcher's own RSS is reported apart);
 #   3. 100 x CreateTopics (1 partition, RF 1) through node 1, then until every node's Metadata shows
 #      the topic with a leader: p50 / p99 / max;
-#   4. one CreateTopics of a 10,000-partition topic (RF 1) through node 1: until it returns, and until
-#      every node's Metadata shows 10,000 partitions with leaders;
+#   4. one CreateTopics of a 9,999-partition topic (RF 1) through node 1: until it returns, and until
+#      every node's Metadata shows 9,999 partitions with leaders;
 #   5. stop the cluster (SIGTERM) and start its 3 node processes directly, with the command lines
 #      they ran with (for Strata: the launcher's children's; the launcher treats a node that exits as
 #      fatal and stops the whole cluster, so a kill -9 must not happen under it): the time to ready
 #      again, with the partitions of steps 3-4, is reported as `<name>_restart startup_s`;
 #   6. 5 rounds: find the active controller (DescribeQuorum through node 1), kill -9 its process,
 #      CreateTopics through the next node until one succeeds (kill -> success), restart the node and
-#      wait until it is a caught-up voter that lists every broker again.
+#      wait until it is a caught-up voter that lists every broker again;
+#   7. step 4 again with a 10,000-partition topic (Kafka 4.4 refuses it: PolicyViolationException),
+#      last, so that steps 5-6 ran on the same number of partitions in both clusters.
 # RESULT lines go to stdout and to bench/target/cluster-bench-results.txt (and OUT/results.txt).
 #
 # JVMs: Kafka nodes get bin/kafka-server-start.sh's flags (-Xmx1G -Xms1G -server -XX:+UseG1GC
@@ -60,7 +65,8 @@ KAFKA_BASE=${BENCH_CLUSTER_KAFKA_BASE_PORT:-25092}
 NODES=3
 ORDER="strata kafka"
 PROPAGATION_ROUNDS=100
-PARTITIONS=10000
+PARTITIONS=9999
+BIG_PARTITIONS=10000
 FAILOVER_ROUNDS=5
 BUILD=1
 OUT=""
@@ -72,6 +78,7 @@ while (( $# )); do
     --only) ORDER=$2; shift ;;
     --propagation-rounds) PROPAGATION_ROUNDS=$2; shift ;;
     --partitions) PARTITIONS=$2; shift ;;
+    --big-partitions) BIG_PARTITIONS=$2; shift ;;
     --failover-rounds) FAILOVER_ROUNDS=$2; shift ;;
     --no-build) BUILD=0 ;;
     --out) OUT=$2; shift ;;
@@ -182,6 +189,7 @@ measure_strata() {
   log "strata: failover"
   driver --name strata --bootstrap "$(bootstrap_of "$STRATA_BASE")" --pid-files "$(pid_files_of "$dir")" \
     --phases failover --failover-rounds "$FAILOVER_ROUNDS" --restart-command "$WORK/restart-node.sh $dir"
+  driver --name strata --bootstrap "$(bootstrap_of "$STRATA_BASE")" --phases partitions --partitions "$BIG_PARTITIONS"
   stop_nodes "$dir"
 }
 
@@ -249,6 +257,7 @@ measure_kafka() {
   log "kafka: failover"
   driver --name kafka --bootstrap "$(bootstrap_of "$KAFKA_BASE")" --pid-files "$(pid_files_of "$dir")" \
     --phases failover --failover-rounds "$FAILOVER_ROUNDS" --restart-command "$WORK/restart-node.sh $dir"
+  driver --name kafka --bootstrap "$(bootstrap_of "$KAFKA_BASE")" --phases partitions --partitions "$BIG_PARTITIONS"
   stop_nodes "$dir"
 }
 

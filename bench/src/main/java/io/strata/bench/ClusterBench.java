@@ -50,7 +50,7 @@ import java.util.concurrent.TimeUnit;
  *   --launcher-pid PID        a launcher process whose RSS is reported apart (rss, Strata only)
  *   --idle-s S                idle time before the RSS is read (default 10)
  *   --propagation-rounds N    topics created one after the other (default 100)
- *   --partitions N            partitions of the big topic (default 10000)
+ *   --partitions N            partitions of the big topic (default 9999: Kafka 4.4's largest, see the README)
  *   --failover-rounds N       controller kills (default 5)
  *   --out FILE                where the RESULT lines are appended
  * </pre>
@@ -200,7 +200,7 @@ public final class ClusterBench {
 
     /** One CreateTopics of a --partitions topic through node 1; until it returns, until every node shows all leaders. */
     private void partitions() throws Exception {
-        int partitions = Integer.parseInt(options.getOrDefault("partitions", "10000"));
+        int partitions = Integer.parseInt(options.getOrDefault("partitions", "9999"));
         String topic = "partitions-" + partitions;
         try (Admin admin = admin(0)) {
             long startNanos = System.nanoTime();
@@ -208,17 +208,17 @@ public final class ClusterBench {
                 admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1)),
                     new CreateTopicsOptions().timeoutMs((int) CONDITION_TIMEOUT_MS)).all().get(CONDITION_TIMEOUT_MS, TimeUnit.MILLISECONDS);
             } catch (ExecutionException e) {
-                notMeasured("partitions_create_s", "CreateTopics of " + partitions + " partitions failed: " + e.getCause());
+                notMeasured("partitions_" + partitions + "_create_s", "CreateTopics of " + partitions + " partitions failed: " + e.getCause());
                 return;
             }
             long createdNanos = System.nanoTime();
-            result("partitions_create_s", seconds(TimeUnit.NANOSECONDS.toMillis(createdNanos - startNanos)));
+            result("partitions_" + partitions + "_create_s", seconds(TimeUnit.NANOSECONDS.toMillis(createdNanos - startNanos)));
             String failure = awaitEveryNode(List.of(topic), partitions, new long[bootstrap.size()]);
             if (failure != null) {
-                notMeasured("partitions_all_leaders_s", failure);
+                notMeasured("partitions_" + partitions + "_all_leaders_s", failure);
                 return;
             }
-            result("partitions_all_leaders_s", seconds(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos)));
+            result("partitions_" + partitions + "_all_leaders_s", seconds(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos)));
         }
     }
 
@@ -250,6 +250,7 @@ public final class ClusterBench {
         int survivor = (victim + 1) % bootstrap.size();
         long killedAtNanos;
         int attempts = 0;
+        String firstError = "none";
         try (Admin admin = admin(survivor, FAILOVER_ATTEMPT_TIMEOUT_MS)) {
             admin.describeCluster().nodes().get(30, TimeUnit.SECONDS); // connected before the kill
             ProcessHandle process = ProcessHandle.of(readPid(victim)).orElseThrow(
@@ -265,6 +266,10 @@ public final class ClusterBench {
                         new CreateTopicsOptions().timeoutMs(FAILOVER_ATTEMPT_TIMEOUT_MS)).all().get(FAILOVER_ATTEMPT_TIMEOUT_MS * 2L, TimeUnit.MILLISECONDS);
                     break;
                 } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+                    if (attempts == 1) {
+                        Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+                        firstError = cause.getClass().getSimpleName() + ": " + String.valueOf(cause.getMessage()).replace(' ', '_');
+                    }
                     if (System.nanoTime() - killedAtNanos > TimeUnit.MILLISECONDS.toNanos(CONDITION_TIMEOUT_MS)) {
                         return "no CreateTopics through node " + (survivor + 1) + " succeeded in " + CONDITION_TIMEOUT_MS
                             + " ms after killing controller " + leaderId + " (" + attempts + " attempts); last: " + e;
@@ -275,7 +280,7 @@ public final class ClusterBench {
         long failoverMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAtNanos);
         failoversMs.add(failoverMs);
         result("failover_round" + round + "_s", seconds(failoverMs));
-        result("failover_round" + round + "_detail", "killed=node" + leaderId + ",through=node" + (survivor + 1) + ",attempts=" + attempts);
+        result("failover_round" + round + "_detail", "killed=node" + leaderId + ",through=node" + (survivor + 1) + ",attempts=" + attempts + ",first_error=" + firstError);
         return restartAndAwaitQuorum(victim, survivor);
     }
 
