@@ -29,7 +29,8 @@
 #   3. 100 x CreateTopics (1 partition, RF 1) through node 1, then until every node's Metadata shows
 #      the topic with a leader: p50 / p99 / max;
 #   4. one CreateTopics of a 9,999-partition topic (RF 1) through node 1: until it returns, and until
-#      every node's Metadata shows 9,999 partitions with leaders;
+#      every node's Metadata shows 9,999 partitions with leaders, and until the nodes' log dirs
+#      (DescribeLogDirs) hold all 9,999 logs (Metadata can name a leader before its log exists);
 #   5. stop the cluster (SIGTERM) and start its 3 node processes directly, with the command lines
 #      they ran with (for Strata: the launcher's children's; the launcher treats a node that exits as
 #      fatal and stops the whole cluster, so a kill -9 must not happen under it): the time to ready

@@ -219,7 +219,38 @@ public final class ClusterBench {
                 return;
             }
             result("partitions_" + partitions + "_all_leaders_s", seconds(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos)));
+            failure = awaitLogsCreated(admin, topic, partitions);
+            if (failure != null) {
+                notMeasured("partitions_" + partitions + "_logs_created_s", failure);
+                return;
+            }
+            result("partitions_" + partitions + "_logs_created_s", seconds(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos)));
         }
+    }
+
+    /**
+     * Waits until the nodes' log directories (DescribeLogDirs, which the Admin sends to each node)
+     * hold a replica of every partition of {@code topic}: Metadata may name a leader before the
+     * leader has created the partition's log. Null, or what was seen.
+     */
+    private String awaitLogsCreated(Admin admin, String topic, int partitions) throws Exception {
+        List<Integer> nodeIds = new ArrayList<>();
+        for (int id = 1; id <= bootstrap.size(); id++) {
+            nodeIds.add(id);
+        }
+        long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CONDITION_TIMEOUT_MS);
+        long replicas = -1;
+        while (System.nanoTime() < deadlineNanos) {
+            replicas = admin.describeLogDirs(nodeIds).allDescriptions().get(60, TimeUnit.SECONDS).values().stream()
+                .flatMap(dirs -> dirs.values().stream())
+                .flatMap(dir -> dir.replicaInfos().keySet().stream())
+                .filter(partition -> partition.topic().equals(topic)).count();
+            if (replicas >= partitions) {
+                return null;
+            }
+            sleepMs(50);
+        }
+        return "after " + CONDITION_TIMEOUT_MS + " ms the nodes' log dirs held " + replicas + " of " + partitions + " replicas";
     }
 
     /** Kill -9 the active controller, CreateTopics through another node until one succeeds; restart; N times. */
