@@ -252,7 +252,8 @@ public final class StrataServer implements AutoCloseable {
             // The controller's listeners first: the quorum forms over them, and brokers register through them.
             BrokerContext controllerContext = new BrokerContext(config, nodeId, clusterId, controller, null, ControllerApis.apiVersions(), features,
                 null, time, null, null, null, null, directoryId, metadata, quorum, null);
-            ApiDispatcher controllerDispatcher = new ApiDispatcher(ControllerApis.apiVersions(), ControllerApis.create(controllerContext, controller, quorum));
+            ApiDispatcher controllerDispatcher = new ApiDispatcher(ControllerApis.apiVersions(), ControllerApis.create(controllerContext, controller, quorum,
+                () -> config.quorumVoters().stream().map(voter -> new InterBrokerClient.Endpoint(voter.id(), voter.host(), voter.port())).toList()));
             for (String name : config.controllerListenerNames()) {
                 dispatcher.register(name, controllerDispatcher);
             }

@@ -96,8 +96,6 @@ class ThreeNodeClusterTest {
     }
 
     @Test
-    @Disabled("needs DescribeCluster v1+ (endpointType CONTROLLER, KIP-919) on the controller listener, which Admin's bootstrap.controllers "
-        + "sends first; today: UnsupportedVersionException: The node does not support DESCRIBE_CLUSTER — cluster wiring in progress")
     void theControllerListenersDescribeTheSameQuorum() throws Exception {
         int leader = cluster.awaitActiveController(DEADLINE);
         QuorumInfo quorum = cluster.describeQuorumThroughControllers();

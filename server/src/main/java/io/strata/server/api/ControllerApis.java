@@ -62,14 +62,17 @@ public final class ControllerApis {
             .add(ApiMessageType.INCREMENTAL_ALTER_CONFIGS, 0, 1)
             .add(ApiMessageType.ALLOCATE_PRODUCER_IDS, 0, 0)
             .add(ApiMessageType.UPDATE_FEATURES, 0, 2)
+            .add(ApiMessageType.DESCRIBE_CLUSTER, 0, 2)
             .build();
     }
 
     /**
      * @param context a context whose controller is the local {@link QuorumController} and whose quorum is this node's replica
      */
-    public static Map<ApiMessageType, ApiHandler> create(BrokerContext context, QuorumController controller, RaftNode quorum) {
+    public static Map<ApiMessageType, ApiHandler> create(BrokerContext context, QuorumController controller, RaftNode quorum,
+                                                         java.util.function.Supplier<List<io.strata.server.network.client.InterBrokerClient.Endpoint>> voters) {
         Map<ApiMessageType, ApiHandler> handlers = new EnumMap<>(ApiMessageType.class);
+        handlers.put(ApiMessageType.DESCRIBE_CLUSTER, request -> request.respond(describeCluster(request, context, quorum, voters.get())));
         handlers.put(ApiMessageType.API_VERSIONS, new ApiVersionsHandler(context));
         handlers.put(ApiMessageType.VOTE, quorumRpc(quorum, body -> ((VoteRequestData) body).topics().isEmpty() || ((VoteRequestData) body).topics()
             .get(0).partitions().isEmpty() ? -1 : ((VoteRequestData) body).topics().get(0).partitions().get(0).replicaId()));
@@ -96,6 +99,31 @@ public final class ControllerApis {
         handlers.put(ApiMessageType.UPDATE_FEATURES, new UpdateFeaturesHandler(context));
         handlers.put(ApiMessageType.INCREMENTAL_ALTER_CONFIGS, request -> alterConfigs(controller, request));
         return handlers;
+    }
+
+    /**
+     * DescribeCluster on a controller listener (KIP-919, what Admin's {@code bootstrap.controllers}
+     * asks first): endpoint type 2 lists the controllers (the voters' controller endpoints) and
+     * the active one; brokers (type 1) are described by brokers, so a controller answers that with
+     * MISMATCHED_ENDPOINT_TYPE, as Kafka's does.
+     */
+    private static io.strata.protocol.message.DescribeClusterResponseData describeCluster(Request request, BrokerContext context, RaftNode quorum,
+                                                                                         List<io.strata.server.network.client.InterBrokerClient.Endpoint> voters) {
+        var body = request.body(io.strata.protocol.message.DescribeClusterRequestData.class);
+        var response = new io.strata.protocol.message.DescribeClusterResponseData().setClusterId(context.clusterId())
+            .setControllerId(quorum.leaderId()).setEndpointType((byte) 2).setClusterAuthorizedOperations(Integer.MIN_VALUE);
+        if (request.apiVersion() >= 1 && body.endpointType() != 2) {
+            return response.setErrorCode(ErrorCode.MISMATCHED_ENDPOINT_TYPE.code()).setEndpointType(body.endpointType())
+                .setErrorMessage("The request was sent to an endpoint of type CONTROLLER, but we wanted an endpoint of type BROKER");
+        }
+        if (request.apiVersion() < 1) {
+            return response.setErrorCode(ErrorCode.UNSUPPORTED_ENDPOINT_TYPE.code()).setErrorMessage("Controllers are described from version 1 on");
+        }
+        for (io.strata.server.network.client.InterBrokerClient.Endpoint voter : voters) {
+            response.brokers().add(new io.strata.protocol.message.DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(voter.nodeId())
+                .setHost(voter.host()).setPort(voter.port()).setRack(null));
+        }
+        return response;
     }
 
     private static int firstLeaderId(BeginQuorumEpochRequestData body) {
