@@ -60,7 +60,12 @@ final class LogLoader {
                     segment.timeIndex().sanityCheck();
                     segment.txnIndex().sanityCheck();
                 } catch (CorruptIndexException e) {
-                    LOG.warn("Rebuilding the indexes of {}: {}", segment, e.getMessage());
+                    if (segment.size() == 0) {
+                        // An empty segment's preallocated index after an unclean stop: zeros, nothing to lose, rebuilt at no cost.
+                        LOG.debug("Resetting the indexes of empty {}: {}", segment, e.getMessage());
+                    } else {
+                        LOG.warn("Rebuilding the indexes of {}: {}", segment, e.getMessage());
+                    }
                     needsRecovery.add(baseOffset);
                 }
             }
