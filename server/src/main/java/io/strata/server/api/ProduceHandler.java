@@ -83,7 +83,12 @@ final class ProduceHandler implements ApiHandler {
                 done.accept(refused);
                 return;
             }
-            context.replicaManager().appendTransactionalRecords(body.timeoutMs(), acks, body.transactionalId(), entries, done);
+            context.replicaManager().appendTransactionalRecords(body.timeoutMs(), acks, body.transactionalId(), entries, false, done);
+            return;
+        }
+        if (body.transactionalId() != null) {
+            // A transactions v1 client: its first write to a partition in a transaction is verified with the coordinator (KIP-890 part 1).
+            context.replicaManager().appendTransactionalRecords(body.timeoutMs(), acks, body.transactionalId(), entries, true, done);
             return;
         }
         context.replicaManager().appendRecords(body.timeoutMs(), acks, false, UnifiedLog.AppendOrigin.CLIENT, entries, done);

@@ -133,21 +133,15 @@ final class TransactionHandlers {
             return CompletableFuture.completedFuture(errors);
         }
         if (verifyOnly) {
-            List<CompletableFuture<Boolean>> verdicts = new ArrayList<>();
-            for (TransactionMetadata.TxnPartition partition : partitions) {
-                verdicts.add(coordinator().isPartitionInTransaction(transactionalId, producerId, producerEpoch, partition));
-            }
-            return CompletableFuture.allOf(verdicts.toArray(new CompletableFuture[0])).handle((done, failure) -> {
-                int i = 0;
-                for (TransactionMetadata.TxnPartition partition : partitions) {
-                    CompletableFuture<Boolean> verdict = verdicts.get(i++);
-                    errors.put(partition, verdict.isCompletedExceptionally() ? ErrorCode.UNKNOWN_SERVER_ERROR
-                        : verdict.join() ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE);
-                }
+            // Errors of the whole transaction (NOT_COORDINATOR, PRODUCER_FENCED, ...) come per partition; the leader maps them for its client.
+            return coordinator().verifyPartitions(transactionalId, producerId, producerEpoch, partitions).exceptionally(failure -> {
+                partitions.forEach(partition -> errors.put(partition, ErrorCode.COORDINATOR_NOT_AVAILABLE));
                 return errors;
             });
         }
-        return coordinator().addPartitions(transactionalId, producerId, producerEpoch, partitions).handle((error, failure) -> {
+        // v4+ adds come from partition leaders and group coordinators on a transactions v2 client's behalf (Produce v12, TxnOffsetCommit v5).
+        short clientTransactionVersion = version >= 4 ? TransactionMetadata.TRANSACTION_VERSION_2 : 0;
+        return coordinator().addPartitions(transactionalId, producerId, producerEpoch, partitions, clientTransactionVersion).handle((error, failure) -> {
             ErrorCode result = failure != null ? ErrorCode.UNKNOWN_SERVER_ERROR : fencedForVersion(error, version, 2);
             if (result == ErrorCode.TRANSACTION_ABORTABLE && version < 5) {
                 result = ErrorCode.INVALID_TXN_STATE;
@@ -223,18 +217,31 @@ final class TransactionHandlers {
             return;
         }
         int partition = context.groupCoordinator().partitionFor(body.groupId());
-        coordinator().addPartitions(body.transactionalId(), body.producerId(), body.producerEpoch(),
-                Set.of(new TransactionMetadata.TxnPartition(InternalTopics.CONSUMER_OFFSETS, partition)), TransactionMetadata.TRANSACTION_VERSION_2)
+        // The transaction's coordinator may be another node: asked over the inter-broker listener, as a partition leader asks it for Produce v12.
+        context.replicaManager().addPartitionsToTransaction(body.transactionalId(), body.producerId(), body.producerEpoch(),
+                Set.of(new TopicPartition(InternalTopics.CONSUMER_OFFSETS, partition)))
             .whenComplete((error, failure) -> {
-                ErrorCode added = failure != null ? ErrorCode.UNKNOWN_SERVER_ERROR : error;
+                ErrorCode added = failure != null ? ErrorCode.COORDINATOR_NOT_AVAILABLE : error;
                 if (added == ErrorCode.NONE) {
                     commitTransactionalOffsets(request, body, version, ids);
                 } else {
-                    // As the leader's AddPartitionsToTxn answer is translated for its callers: fenced is INVALID_PRODUCER_EPOCH.
-                    request.respond(txnOffsetCommitError(body, added == ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH : added,
-                        version, ids));
+                    request.respond(txnOffsetCommitError(body, addPartitionsErrorForTxnOffsetCommit(added), version, ids));
                 }
             });
+    }
+
+    /**
+     * The implicit add's error as TxnOffsetCommit answers it, as Kafka's group coordinator
+     * normalises a failed verification: fenced is INVALID_PRODUCER_EPOCH; an unreachable or
+     * unavailable transaction coordinator is COORDINATOR_NOT_AVAILABLE, which the client retries
+     * after looking the group coordinator up again (never UNKNOWN_SERVER_ERROR, KAFKA-14034).
+     */
+    static ErrorCode addPartitionsErrorForTxnOffsetCommit(ErrorCode error) {
+        return switch (error) {
+            case PRODUCER_FENCED -> ErrorCode.INVALID_PRODUCER_EPOCH;
+            case NETWORK_EXCEPTION, NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT, UNKNOWN_TOPIC_OR_PARTITION -> ErrorCode.COORDINATOR_NOT_AVAILABLE;
+            default -> error;
+        };
     }
 
     /**
