@@ -333,8 +333,8 @@ public final class StrataServer implements AutoCloseable {
                 new java.util.Random());
             addPartitionsSender = AddPartitionsToTxnManager.Sender.over(addPartitionsClient);
         }
-        addPartitionsToTxn = new AddPartitionsToTxnManager(nodeId, metadata::image, transactionCoordinator, config.interBrokerListenerName(),
-            addPartitionsSender);
+        addPartitionsToTxn = new AddPartitionsToTxnManager(nodeId, metadata::image, transactionCoordinator::partitionFor,
+            AddPartitionsToTxnManager.LocalCoordinator.of(transactionCoordinator), config.interBrokerListenerName(), addPartitionsSender);
         replicaManager.setTransactionPartitionAdder(addPartitionsToTxn::addOrVerify);
 
         BrokerContext context = new BrokerContext(config, nodeId, clusterId, controllerApi, replicaManager, apiVersions, features,

@@ -26,6 +26,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
+import java.util.function.ToIntFunction;
 
 /**
  * A partition leader's (and a group coordinator's) path to the transaction coordinator of a
@@ -79,6 +80,30 @@ public final class AddPartitionsToTxnManager implements AutoCloseable {
         }
     }
 
+    /** This node's transaction coordinator, for the shards it leads. */
+    @FunctionalInterface
+    public interface LocalCoordinator {
+        CompletableFuture<Map<TopicPartition, ErrorCode>> addOrVerify(String transactionalId, long producerId, short producerEpoch,
+                                                                      Set<TopicPartition> partitions, boolean verifyOnly);
+
+        /** Adds as transactions v2 (the implicit add of a leader or group coordinator); verifies with {@code verifyPartitions}. */
+        static LocalCoordinator of(TransactionCoordinator coordinator) {
+            return (transactionalId, producerId, producerEpoch, partitions, verifyOnly) -> {
+                Set<TransactionMetadata.TxnPartition> txnPartitions = new java.util.LinkedHashSet<>();
+                partitions.forEach(partition -> txnPartitions.add(new TransactionMetadata.TxnPartition(partition.topic(), partition.partition())));
+                if (verifyOnly) {
+                    return coordinator.verifyPartitions(transactionalId, producerId, producerEpoch, txnPartitions).thenApply(verdicts -> {
+                        Map<TopicPartition, ErrorCode> errors = new LinkedHashMap<>();
+                        verdicts.forEach((partition, error) -> errors.put(new TopicPartition(partition.topic(), partition.partition()), error));
+                        return errors;
+                    });
+                }
+                return coordinator.addPartitions(transactionalId, producerId, producerEpoch, txnPartitions, TransactionMetadata.TRANSACTION_VERSION_2)
+                    .thenApply(error -> allWith(partitions, error));
+            };
+        }
+    }
+
     private record Pending(AddPartitionsToTxnRequestData.AddPartitionsToTxnTransaction transaction, Set<TopicPartition> partitions,
                            CompletableFuture<Map<TopicPartition, ErrorCode>> result) {
     }
@@ -92,7 +117,8 @@ public final class AddPartitionsToTxnManager implements AutoCloseable {
 
     private final int nodeId;
     private final Supplier<MetadataImage> image;
-    private final TransactionCoordinator coordinator;
+    private final ToIntFunction<String> partitionFor;
+    private final LocalCoordinator local;
     private final String listenerName;
     private final Sender sender;
     private final Object lock = new Object();
@@ -104,15 +130,17 @@ public final class AddPartitionsToTxnManager implements AutoCloseable {
     private boolean closed;
 
     /**
-     * @param coordinator  this node's transaction coordinator (its shards answer directly; its
-     *                     {@code partitionFor} locates the others)
+     * @param partitionFor the {@code __transaction_state} partition of a transactional id
+     *                     ({@link TransactionCoordinator#partitionFor}, as FindCoordinator uses)
+     * @param local        this node's coordinator, asked for the shards led here
      * @param listenerName the listener whose endpoint of the coordinator's node requests go to
      */
-    public AddPartitionsToTxnManager(int nodeId, Supplier<MetadataImage> image, TransactionCoordinator coordinator, String listenerName,
-                                     Sender sender) {
+    public AddPartitionsToTxnManager(int nodeId, Supplier<MetadataImage> image, ToIntFunction<String> partitionFor, LocalCoordinator local,
+                                     String listenerName, Sender sender) {
         this.nodeId = nodeId;
         this.image = image;
-        this.coordinator = coordinator;
+        this.partitionFor = partitionFor;
+        this.local = local;
         this.listenerName = listenerName;
         this.sender = sender;
     }
@@ -126,7 +154,7 @@ public final class AddPartitionsToTxnManager implements AutoCloseable {
                                                                          Set<TopicPartition> partitions, boolean verifyOnly) {
         MetadataImage current = image.get();
         TopicImage stateTopic = current.topic(InternalTopics.TRANSACTION_STATE);
-        PartitionRegistration shard = stateTopic == null ? null : stateTopic.partition(coordinator.partitionFor(transactionalId));
+        PartitionRegistration shard = stateTopic == null ? null : stateTopic.partition(partitionFor.applyAsInt(transactionalId));
         if (shard == null || !shard.hasLeader()) {
             // No shard yet (the topic is created on the first FindCoordinator): no transaction can have begun.
             return CompletableFuture.completedFuture(allWith(partitions, ErrorCode.COORDINATOR_NOT_AVAILABLE));
@@ -144,18 +172,11 @@ public final class AddPartitionsToTxnManager implements AutoCloseable {
 
     private CompletableFuture<Map<TopicPartition, ErrorCode>> local(String transactionalId, long producerId, short producerEpoch,
                                                                     Set<TopicPartition> partitions, boolean verifyOnly) {
-        Set<TransactionMetadata.TxnPartition> txnPartitions = new java.util.LinkedHashSet<>();
-        partitions.forEach(partition -> txnPartitions.add(new TransactionMetadata.TxnPartition(partition.topic(), partition.partition())));
         CompletableFuture<Map<TopicPartition, ErrorCode>> answer;
-        if (verifyOnly) {
-            answer = coordinator.verifyPartitions(transactionalId, producerId, producerEpoch, txnPartitions).thenApply(verdicts -> {
-                Map<TopicPartition, ErrorCode> errors = new LinkedHashMap<>();
-                verdicts.forEach((partition, error) -> errors.put(new TopicPartition(partition.topic(), partition.partition()), error));
-                return errors;
-            });
-        } else {
-            answer = coordinator.addPartitions(transactionalId, producerId, producerEpoch, txnPartitions, TransactionMetadata.TRANSACTION_VERSION_2)
-                .thenApply(error -> allWith(partitions, error));
+        try {
+            answer = local.addOrVerify(transactionalId, producerId, producerEpoch, partitions, verifyOnly);
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
         }
         return answer.exceptionally(failure -> {
             // Never UNKNOWN_SERVER_ERROR in the middle of a transaction (KAFKA-14034): the caller retries an unavailable coordinator.
