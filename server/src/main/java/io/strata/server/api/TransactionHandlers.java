@@ -202,32 +202,33 @@ final class TransactionHandlers {
     /**
      * TxnOffsetCommit; v5+ is transactions v2: the client sent no AddOffsetsToTxn, so the group's
      * {@code __consumer_offsets} partition is first added to the transaction here, as Kafka's group
-     * coordinator does through its partition leader.
+     * coordinator does through its partition leader. Before v5 the client added it and it is
+     * verified (KIP-890 part 1), so a late commit of a finished transaction cannot land in the
+     * next one. Either way the transaction's coordinator is asked where it runs, often another node.
      */
     private void txnOffsetCommit(Request request) {
         TxnOffsetCommitRequestData body = request.body(TxnOffsetCommitRequestData.class);
         short version = request.apiVersion();
         TopicIds ids = version >= 6 ? TopicIds.resolve(context.image(), body) : TopicIds.NONE;
-        if (version < 5) {
-            commitTransactionalOffsets(request, body, version, ids);
-            return;
-        }
         if (!context.offsetsTopic().ensureReady()) {
             request.respond(txnOffsetCommitError(body, ErrorCode.COORDINATOR_NOT_AVAILABLE, version, ids));
             return;
         }
         int partition = context.groupCoordinator().partitionFor(body.groupId());
-        // The transaction's coordinator may be another node: asked over the inter-broker listener, as a partition leader asks it for Produce v12.
-        context.replicaManager().addPartitionsToTransaction(body.transactionalId(), body.producerId(), body.producerEpoch(),
-                Set.of(new TopicPartition(InternalTopics.CONSUMER_OFFSETS, partition)))
-            .whenComplete((error, failure) -> {
-                ErrorCode added = failure != null ? ErrorCode.COORDINATOR_NOT_AVAILABLE : error;
-                if (added == ErrorCode.NONE) {
-                    commitTransactionalOffsets(request, body, version, ids);
-                } else {
-                    request.respond(txnOffsetCommitError(body, addPartitionsErrorForTxnOffsetCommit(added), version, ids));
-                }
-            });
+        Set<TopicPartition> offsetsPartition = Set.of(new TopicPartition(InternalTopics.CONSUMER_OFFSETS, partition));
+        // The transaction's coordinator may be another node: asked over the inter-broker listener, as a partition leader asks it for
+        // Produce. v5+ (transactions v2) adds the partition; before, the client added it (AddOffsetsToTxn) and it is verified (KIP-890 part 1).
+        CompletableFuture<ErrorCode> inTransaction = version >= 5
+            ? context.replicaManager().addPartitionsToTransaction(body.transactionalId(), body.producerId(), body.producerEpoch(), offsetsPartition)
+            : context.replicaManager().verifyPartitionsInTransaction(body.transactionalId(), body.producerId(), body.producerEpoch(), offsetsPartition);
+        inTransaction.whenComplete((error, failure) -> {
+            ErrorCode added = failure != null ? ErrorCode.COORDINATOR_NOT_AVAILABLE : error;
+            if (added == ErrorCode.NONE) {
+                commitTransactionalOffsets(request, body, version, ids);
+            } else {
+                request.respond(txnOffsetCommitError(body, addPartitionsErrorForTxnOffsetCommit(added), version, ids));
+            }
+        });
     }
 
     /**

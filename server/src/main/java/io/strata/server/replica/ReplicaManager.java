@@ -297,6 +297,25 @@ public final class ReplicaManager implements MetadataPublisher {
         return addPartitionsRetryingConcurrent(adder, transactionalId, producerId, producerEpoch, partitions);
     }
 
+    /**
+     * Checks with the coordinator of {@code transactionalId} that {@code partitions} are in the
+     * producer's open transaction (KIP-890 part 1 for a group coordinator's TxnOffsetCommit up to
+     * v4); completes with NONE or the first error. COORDINATOR_NOT_AVAILABLE when no path to the
+     * coordinator was configured.
+     */
+    public CompletableFuture<ErrorCode> verifyPartitionsInTransaction(String transactionalId, long producerId, short producerEpoch,
+                                                                      Set<TopicPartition> partitions) {
+        TransactionPartitionAdder adder = transactionPartitionAdder;
+        if (adder == null) {
+            return CompletableFuture.completedFuture(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+        }
+        try {
+            return adder.addPartitions(transactionalId, producerId, producerEpoch, partitions, true).thenApply(ReplicaManager::firstError);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
     private record ProducerIdAndEpoch(long producerId, short producerEpoch) {
     }
 
