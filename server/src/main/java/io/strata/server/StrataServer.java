@@ -20,6 +20,7 @@ import io.strata.protocol.message.ApiMessageType;
 import io.strata.server.api.ApiDispatcher;
 import io.strata.server.api.ApiHandlers;
 import io.strata.server.api.ControllerApis;
+import io.strata.server.cluster.AddPartitionsToTxnManager;
 import io.strata.server.cluster.BrokerLifecycleManager;
 import io.strata.server.cluster.QuorumPeers;
 import io.strata.server.cluster.RemoteController;
@@ -88,6 +89,8 @@ public final class StrataServer implements AutoCloseable {
     private volatile InterBrokerClient interBrokerClient;
     private volatile InterBrokerClient controllerClient;
     private volatile InterBrokerClient markerClient;
+    private volatile InterBrokerClient addPartitionsClient;
+    private volatile AddPartitionsToTxnManager addPartitionsToTxn;
     private volatile QuorumPeers peers;
     private volatile RemoteController remoteController;
     private volatile BrokerLifecycleManager lifecycle;
@@ -327,12 +330,20 @@ public final class StrataServer implements AutoCloseable {
             io.strata.coordinator.group.consumer.ExecutorCoordinatorTimer::new, backgroundErrors);
         metadata.addPublisher(transactionStateTopic);
         transactionStateTopic.onPartitionsLed(transactionCoordinator::onPartitionsLed);
-        replicaManager.setTransactionVerifier((producerId, epoch, topicPartition) -> transactionCoordinator.verifyByProducer(producerId, epoch,
-            new io.strata.coordinator.transaction.TransactionMetadata.TxnPartition(topicPartition.topic(), topicPartition.partition())));
-        replicaManager.setTransactionPartitionAdder((transactionalId, producerId, epoch, topicPartitions) -> transactionCoordinator.addPartitions(
-            transactionalId, producerId, epoch, topicPartitions.stream().map(topicPartition -> new io.strata.coordinator.transaction.TransactionMetadata
-                .TxnPartition(topicPartition.topic(), topicPartition.partition())).collect(java.util.stream.Collectors.toSet()),
-            io.strata.coordinator.transaction.TransactionMetadata.TRANSACTION_VERSION_2));
+        // KIP-890: partition leaders (and group coordinators) reach the coordinator of a transactional id here or on its node.
+        AddPartitionsToTxnManager.Sender addPartitionsSender;
+        if (standalone) {
+            addPartitionsSender = (brokerId, host, port, request) -> java.util.concurrent.CompletableFuture.failedFuture(
+                new IllegalStateException("a single node has no other transaction coordinator than its own"));
+        } else {
+            // Connections of their own: a slow coordinator must not delay markers, heartbeats or quorum traffic.
+            addPartitionsClient = new InterBrokerClient(InterBrokerClient.Settings.defaults("strata-broker-" + nodeId + "-add-partitions"), 1, time,
+                new java.util.Random());
+            addPartitionsSender = AddPartitionsToTxnManager.Sender.over(addPartitionsClient);
+        }
+        addPartitionsToTxn = new AddPartitionsToTxnManager(nodeId, metadata::image, transactionCoordinator::partitionFor,
+            AddPartitionsToTxnManager.LocalCoordinator.of(transactionCoordinator), config.interBrokerListenerName(), addPartitionsSender);
+        replicaManager.setTransactionPartitionAdder(addPartitionsToTxn::addOrVerify);
 
         BrokerContext context = new BrokerContext(config, nodeId, clusterId, controllerApi, replicaManager, apiVersions, features,
             producerIds, time, groupCoordinator, offsetsTopic, transactionCoordinator, transactionStateTopic,
@@ -600,6 +611,9 @@ public final class StrataServer implements AutoCloseable {
             if (socketServer != null) {
                 socketServer.close();
             }
+            if (addPartitionsToTxn != null) {
+                addPartitionsToTxn.close();
+            }
             if (transactionCoordinator != null) {
                 transactionCoordinator.close();
             }
@@ -623,6 +637,9 @@ public final class StrataServer implements AutoCloseable {
             }
             if (markerClient != null) {
                 markerClient.close();
+            }
+            if (addPartitionsClient != null) {
+                addPartitionsClient.close();
             }
             if (controller != null) {
                 controller.close();

@@ -509,51 +509,47 @@ public final class TransactionCoordinator implements AutoCloseable {
         });
     }
 
-    /** KIP-890 verification: whether a partition leader may accept the first transactional batch of this producer. */
-    public CompletableFuture<Boolean> isPartitionInTransaction(String transactionalId, long producerId, short producerEpoch,
-                                                               TransactionMetadata.TxnPartition partition) {
-        return onShard(transactionalId, false, (shard, result) -> {
+    /**
+     * KIP-890 verification (AddPartitionsToTxn v4+ with VerifyOnly, from a partition leader):
+     * per partition NONE if it is in the producer's open transaction at this epoch, else
+     * INVALID_TXN_STATE. Errors for the whole transaction, as Kafka's
+     * {@code handleVerifyPartitionsInTransaction}: NOT_COORDINATOR when this node does not own the
+     * transactional id, COORDINATOR_LOAD_IN_PROGRESS while its shard loads,
+     * INVALID_PRODUCER_ID_MAPPING for an unknown id or another producer id, PRODUCER_FENCED for
+     * another epoch, CONCURRENT_TRANSACTIONS while the transaction is being completed.
+     */
+    public CompletableFuture<Map<TransactionMetadata.TxnPartition, ErrorCode>> verifyPartitions(String transactionalId, long producerId,
+            short producerEpoch, Set<TransactionMetadata.TxnPartition> partitions) {
+        if (transactionalId == null || transactionalId.isEmpty()) {
+            return CompletableFuture.completedFuture(allWith(partitions, ErrorCode.INVALID_REQUEST));
+        }
+        return onShard(transactionalId, allWith(partitions, ErrorCode.NOT_COORDINATOR), (shard, result) -> {
+            if (!shard.loaded) {
+                result.complete(allWith(partitions, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS));
+                return;
+            }
             TransactionMetadata txn = shard.transactions.get(transactionalId);
-            result.complete(txn != null && txn.producerId == producerId && txn.producerEpoch == producerEpoch
-                && txn.state == TransactionState.ONGOING && txn.partitions.contains(partition));
+            if (txn == null || txn.producerId != producerId) {
+                result.complete(allWith(partitions, ErrorCode.INVALID_PRODUCER_ID_MAPPING));
+            } else if (txn.producerEpoch != producerEpoch) {
+                result.complete(allWith(partitions, ErrorCode.PRODUCER_FENCED));
+            } else if (txn.state == TransactionState.PREPARE_COMMIT || txn.state == TransactionState.PREPARE_ABORT) {
+                result.complete(allWith(partitions, ErrorCode.CONCURRENT_TRANSACTIONS));
+            } else {
+                Map<TransactionMetadata.TxnPartition, ErrorCode> verdicts = new java.util.LinkedHashMap<>();
+                for (TransactionMetadata.TxnPartition partition : partitions) {
+                    boolean added = txn.state == TransactionState.ONGOING && txn.partitions.contains(partition);
+                    verdicts.put(partition, added ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE);
+                }
+                result.complete(verdicts);
+            }
         });
     }
 
-    /**
-     * KIP-890 verification by producer id (the partition leader does not know the transactional
-     * id): NONE if the producer at this epoch has an open transaction containing the partition,
-     * INVALID_PRODUCER_EPOCH if the producer id has moved to a newer epoch (the writer is a fenced
-     * zombie), INVALID_TXN_STATE otherwise.
-     */
-    public ErrorCode verifyByProducer(long producerId, short producerEpoch, TransactionMetadata.TxnPartition partition) {
-        ErrorCode verdict = ErrorCode.INVALID_TXN_STATE;
-        for (Shard shard : shards.values()) {
-            CompletableFuture<ErrorCode> found = new CompletableFuture<>();
-            shard.executor.execute(() -> {
-                ErrorCode answer = null;
-                for (TransactionMetadata txn : shard.transactions.values()) {
-                    if (txn.producerId != producerId) {
-                        continue;
-                    }
-                    if (txn.producerEpoch > producerEpoch) {
-                        answer = ErrorCode.INVALID_PRODUCER_EPOCH;
-                    } else if (txn.producerEpoch == producerEpoch && txn.state == TransactionState.ONGOING && txn.partitions.contains(partition)) {
-                        answer = ErrorCode.NONE;
-                    }
-                    break;
-                }
-                found.complete(answer);
-            });
-            try {
-                ErrorCode answer = found.get(10, TimeUnit.SECONDS);
-                if (answer != null) {
-                    return answer;
-                }
-            } catch (Exception e) {
-                return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-            }
-        }
-        return verdict;
+    private static Map<TransactionMetadata.TxnPartition, ErrorCode> allWith(Set<TransactionMetadata.TxnPartition> partitions, ErrorCode error) {
+        Map<TransactionMetadata.TxnPartition, ErrorCode> errors = new java.util.LinkedHashMap<>();
+        partitions.forEach(partition -> errors.put(partition, error));
+        return errors;
     }
 
     // ---------------------------------------------------------------- EndTxn

@@ -74,6 +74,14 @@ final class ProduceHandler implements ApiHandler {
             }
         }
         java.util.function.Consumer<Map<TopicPartition, ProducePartitionResult>> done = results -> respond(request, body, acks, immediate, order, results);
+        if (body.transactionalId() == null && entries.values().stream().anyMatch(ProduceHandler::hasTransactionalBatch)) {
+            // As Kafka: transactional records need the transactional id, the only key the coordinator can verify them by (KIP-890).
+            Map<TopicPartition, ProducePartitionResult> refused = new HashMap<>();
+            entries.keySet().forEach(topicPartition -> refused.put(topicPartition, ProducePartitionResult.error(
+                ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional records require the request's transactional id")));
+            done.accept(refused);
+            return;
+        }
         if (request.apiVersion() >= 12 && body.transactionalId() != null) {
             if (image.features().getOrDefault(Features.TRANSACTION_VERSION, (short) 0) < 2) {
                 // Transactions v2 is not finalized: a transactional Produce v12 would skip AddPartitionsToTxn.
@@ -83,10 +91,24 @@ final class ProduceHandler implements ApiHandler {
                 done.accept(refused);
                 return;
             }
-            context.replicaManager().appendTransactionalRecords(body.timeoutMs(), acks, body.transactionalId(), entries, done);
+            context.replicaManager().appendTransactionalRecords(body.timeoutMs(), acks, body.transactionalId(), entries, false, done);
+            return;
+        }
+        if (body.transactionalId() != null) {
+            // A transactions v1 client: its first write to a partition in a transaction is verified with the coordinator (KIP-890 part 1).
+            context.replicaManager().appendTransactionalRecords(body.timeoutMs(), acks, body.transactionalId(), entries, true, done);
             return;
         }
         context.replicaManager().appendRecords(body.timeoutMs(), acks, false, UnifiedLog.AppendOrigin.CLIENT, entries, done);
+    }
+
+    private static boolean hasTransactionalBatch(MemoryRecords records) {
+        for (RecordBatch batch : records.batches()) {
+            if (batch instanceof io.strata.protocol.records.DefaultRecordBatch defaultBatch && defaultBatch.isTransactional()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Kafka's ProduceRequest checks: one magic-2 batch per partition. */

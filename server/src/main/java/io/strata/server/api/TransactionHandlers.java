@@ -133,21 +133,15 @@ final class TransactionHandlers {
             return CompletableFuture.completedFuture(errors);
         }
         if (verifyOnly) {
-            List<CompletableFuture<Boolean>> verdicts = new ArrayList<>();
-            for (TransactionMetadata.TxnPartition partition : partitions) {
-                verdicts.add(coordinator().isPartitionInTransaction(transactionalId, producerId, producerEpoch, partition));
-            }
-            return CompletableFuture.allOf(verdicts.toArray(new CompletableFuture[0])).handle((done, failure) -> {
-                int i = 0;
-                for (TransactionMetadata.TxnPartition partition : partitions) {
-                    CompletableFuture<Boolean> verdict = verdicts.get(i++);
-                    errors.put(partition, verdict.isCompletedExceptionally() ? ErrorCode.UNKNOWN_SERVER_ERROR
-                        : verdict.join() ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE);
-                }
+            // Errors of the whole transaction (NOT_COORDINATOR, PRODUCER_FENCED, ...) come per partition; the leader maps them for its client.
+            return coordinator().verifyPartitions(transactionalId, producerId, producerEpoch, partitions).exceptionally(failure -> {
+                partitions.forEach(partition -> errors.put(partition, ErrorCode.COORDINATOR_NOT_AVAILABLE));
                 return errors;
             });
         }
-        return coordinator().addPartitions(transactionalId, producerId, producerEpoch, partitions).handle((error, failure) -> {
+        // v4+ adds come from partition leaders and group coordinators on a transactions v2 client's behalf (Produce v12, TxnOffsetCommit v5).
+        short clientTransactionVersion = version >= 4 ? TransactionMetadata.TRANSACTION_VERSION_2 : 0;
+        return coordinator().addPartitions(transactionalId, producerId, producerEpoch, partitions, clientTransactionVersion).handle((error, failure) -> {
             ErrorCode result = failure != null ? ErrorCode.UNKNOWN_SERVER_ERROR : fencedForVersion(error, version, 2);
             if (result == ErrorCode.TRANSACTION_ABORTABLE && version < 5) {
                 result = ErrorCode.INVALID_TXN_STATE;
@@ -208,33 +202,47 @@ final class TransactionHandlers {
     /**
      * TxnOffsetCommit; v5+ is transactions v2: the client sent no AddOffsetsToTxn, so the group's
      * {@code __consumer_offsets} partition is first added to the transaction here, as Kafka's group
-     * coordinator does through its partition leader.
+     * coordinator does through its partition leader. Before v5 the client added it and it is
+     * verified (KIP-890 part 1), so a late commit of a finished transaction cannot land in the
+     * next one. Either way the transaction's coordinator is asked where it runs, often another node.
      */
     private void txnOffsetCommit(Request request) {
         TxnOffsetCommitRequestData body = request.body(TxnOffsetCommitRequestData.class);
         short version = request.apiVersion();
         TopicIds ids = version >= 6 ? TopicIds.resolve(context.image(), body) : TopicIds.NONE;
-        if (version < 5) {
-            commitTransactionalOffsets(request, body, version, ids);
-            return;
-        }
         if (!context.offsetsTopic().ensureReady()) {
             request.respond(txnOffsetCommitError(body, ErrorCode.COORDINATOR_NOT_AVAILABLE, version, ids));
             return;
         }
         int partition = context.groupCoordinator().partitionFor(body.groupId());
-        coordinator().addPartitions(body.transactionalId(), body.producerId(), body.producerEpoch(),
-                Set.of(new TransactionMetadata.TxnPartition(InternalTopics.CONSUMER_OFFSETS, partition)), TransactionMetadata.TRANSACTION_VERSION_2)
-            .whenComplete((error, failure) -> {
-                ErrorCode added = failure != null ? ErrorCode.UNKNOWN_SERVER_ERROR : error;
-                if (added == ErrorCode.NONE) {
-                    commitTransactionalOffsets(request, body, version, ids);
-                } else {
-                    // As the leader's AddPartitionsToTxn answer is translated for its callers: fenced is INVALID_PRODUCER_EPOCH.
-                    request.respond(txnOffsetCommitError(body, added == ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH : added,
-                        version, ids));
-                }
-            });
+        Set<TopicPartition> offsetsPartition = Set.of(new TopicPartition(InternalTopics.CONSUMER_OFFSETS, partition));
+        // The transaction's coordinator may be another node: asked over the inter-broker listener, as a partition leader asks it for
+        // Produce. v5+ (transactions v2) adds the partition; before, the client added it (AddOffsetsToTxn) and it is verified (KIP-890 part 1).
+        CompletableFuture<ErrorCode> inTransaction = version >= 5
+            ? context.replicaManager().addPartitionsToTransaction(body.transactionalId(), body.producerId(), body.producerEpoch(), offsetsPartition)
+            : context.replicaManager().verifyPartitionsInTransaction(body.transactionalId(), body.producerId(), body.producerEpoch(), offsetsPartition);
+        inTransaction.whenComplete((error, failure) -> {
+            ErrorCode added = failure != null ? ErrorCode.COORDINATOR_NOT_AVAILABLE : error;
+            if (added == ErrorCode.NONE) {
+                commitTransactionalOffsets(request, body, version, ids);
+            } else {
+                request.respond(txnOffsetCommitError(body, addPartitionsErrorForTxnOffsetCommit(added), version, ids));
+            }
+        });
+    }
+
+    /**
+     * The implicit add's error as TxnOffsetCommit answers it, as Kafka's group coordinator
+     * normalises a failed verification: fenced is INVALID_PRODUCER_EPOCH; an unreachable or
+     * unavailable transaction coordinator is COORDINATOR_NOT_AVAILABLE, which the client retries
+     * after looking the group coordinator up again (never UNKNOWN_SERVER_ERROR, KAFKA-14034).
+     */
+    static ErrorCode addPartitionsErrorForTxnOffsetCommit(ErrorCode error) {
+        return switch (error) {
+            case PRODUCER_FENCED -> ErrorCode.INVALID_PRODUCER_EPOCH;
+            case NETWORK_EXCEPTION, NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT, UNKNOWN_TOPIC_OR_PARTITION -> ErrorCode.COORDINATOR_NOT_AVAILABLE;
+            default -> error;
+        };
     }
 
     /**

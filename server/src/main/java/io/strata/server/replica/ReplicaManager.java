@@ -262,59 +262,58 @@ public final class ReplicaManager implements MetadataPublisher {
 
     // ---------------------------------------------------------------- transactions
 
-    /** Checks with the transaction coordinator that a partition was added to a producer's open transaction (KIP-890). */
-    @FunctionalInterface
-    public interface TransactionVerifier {
-        /** NONE if the partition is in the producer's open transaction, else the error to answer with. */
-        ErrorCode verify(long producerId, short producerEpoch, TopicPartition topicPartition);
-    }
-
-    private volatile TransactionVerifier transactionVerifier;
-
-    public void setTransactionVerifier(TransactionVerifier verifier) {
-        this.transactionVerifier = verifier;
-    }
-
     /**
-     * The first transactional batch of a producer on a partition must belong to a transaction
-     * the coordinator knows includes the partition; a late write of a finished transaction
-     * would otherwise open a stray one (KIP-890 part 1).
-     */
-    private ProducePartitionResult verifyTransactionalWrite(Partition partition, MemoryRecords records) {
-        TransactionVerifier verifier = transactionVerifier;
-        if (verifier == null) {
-            return null;
-        }
-        for (io.strata.protocol.records.RecordBatch entry : records.batches()) {
-            if (!(entry instanceof io.strata.protocol.records.DefaultRecordBatch batch) || !batch.isTransactional() || batch.isControlBatch()) {
-                continue;
-            }
-            if (partition.log().hasOngoingTransaction(batch.producerId(), batch.producerEpoch())) {
-                continue;
-            }
-            ErrorCode verdict = verifier.verify(batch.producerId(), batch.producerEpoch(), partition.topicPartition());
-            if (verdict != ErrorCode.NONE) {
-                return ProducePartitionResult.error(verdict, "Partition " + partition.topicPartition()
-                    + " is not in an ongoing transaction of producer " + batch.producerId() + " epoch " + batch.producerEpoch());
-            }
-        }
-        return null;
-    }
-
-    /**
-     * Transactions v2 (KIP-890 part 2): the partition leader asks the transaction coordinator to
-     * add partitions to the producer's transaction, as Kafka's leader does with AddPartitionsToTxn
-     * v5 and verifyOnly=false. The future completes with NONE or the coordinator's error.
+     * The path to the transaction coordinator of a transactional id (KIP-890): adds partitions to
+     * the producer's transaction ({@code verifyOnly} false: transactions v2, as Kafka's leader
+     * sends AddPartitionsToTxn v5) or checks that they were added ({@code verifyOnly} true:
+     * transactions v1 clients). The future completes with an answer (NONE or an error) for every
+     * partition, locally or from the coordinator's node; it may complete on a network thread.
      */
     @FunctionalInterface
     public interface TransactionPartitionAdder {
-        CompletableFuture<ErrorCode> addPartitions(String transactionalId, long producerId, short producerEpoch, Set<TopicPartition> partitions);
+        CompletableFuture<Map<TopicPartition, ErrorCode>> addPartitions(String transactionalId, long producerId, short producerEpoch,
+                                                                        Set<TopicPartition> partitions, boolean verifyOnly);
     }
 
     private volatile TransactionPartitionAdder transactionPartitionAdder;
 
     public void setTransactionPartitionAdder(TransactionPartitionAdder adder) {
         this.transactionPartitionAdder = adder;
+    }
+
+    /**
+     * Adds {@code partitions} to the producer's transaction through the coordinator of
+     * {@code transactionalId} (a group coordinator's implicit add of its {@code __consumer_offsets}
+     * partition for TxnOffsetCommit v5), retrying CONCURRENT_TRANSACTIONS as a Produce v12 add is
+     * retried; completes with NONE or the first error. COORDINATOR_NOT_AVAILABLE when no path to
+     * the coordinator was configured.
+     */
+    public CompletableFuture<ErrorCode> addPartitionsToTransaction(String transactionalId, long producerId, short producerEpoch,
+                                                                   Set<TopicPartition> partitions) {
+        TransactionPartitionAdder adder = transactionPartitionAdder;
+        if (adder == null) {
+            return CompletableFuture.completedFuture(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+        }
+        return addPartitionsRetryingConcurrent(adder, transactionalId, producerId, producerEpoch, partitions);
+    }
+
+    /**
+     * Checks with the coordinator of {@code transactionalId} that {@code partitions} are in the
+     * producer's open transaction (KIP-890 part 1 for a group coordinator's TxnOffsetCommit up to
+     * v4); completes with NONE or the first error. COORDINATOR_NOT_AVAILABLE when no path to the
+     * coordinator was configured.
+     */
+    public CompletableFuture<ErrorCode> verifyPartitionsInTransaction(String transactionalId, long producerId, short producerEpoch,
+                                                                      Set<TopicPartition> partitions) {
+        TransactionPartitionAdder adder = transactionPartitionAdder;
+        if (adder == null) {
+            return CompletableFuture.completedFuture(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+        }
+        try {
+            return adder.addPartitions(transactionalId, producerId, producerEpoch, partitions, true).thenApply(ReplicaManager::firstError);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     private record ProducerIdAndEpoch(long producerId, short producerEpoch) {
@@ -330,14 +329,17 @@ public final class ReplicaManager implements MetadataPublisher {
     }
 
     /**
-     * Produce v12+ from a transactional producer (transactions v2). Partitions on which the
-     * producer has no open transaction at its epoch are first added to its transaction by the
-     * coordinator; partitions the coordinator refuses are answered with its error as Kafka maps it
-     * for Produce v12, the others are appended as by {@link #appendRecords}. When partitions had to
-     * be added, {@code callback} runs on the thread that completes the coordinator's answer.
+     * Produce with a transactional id. Partitions on which the producer has no open transaction
+     * at its epoch are first sent to the coordinator of {@code transactionalId}: added to the
+     * transaction (Produce v12+, transactions v2) or, with {@code verifyOnly} (Produce up to v11,
+     * transactions v1 clients, KIP-890 part 1), checked to have been added by the client.
+     * Partitions the coordinator refuses are answered with its error as Kafka maps it for Produce,
+     * the others are appended as by {@link #appendRecords}. When the coordinator was asked,
+     * {@code callback} runs on the thread that completes its answer (the coordinator's thread, or
+     * the inter-broker client's when it is another node).
      */
     public void appendTransactionalRecords(long timeoutMs, short requiredAcks, String transactionalId, Map<TopicPartition, MemoryRecords> entries,
-                                           Consumer<Map<TopicPartition, ProducePartitionResult>> callback) {
+                                           boolean verifyOnly, Consumer<Map<TopicPartition, ProducePartitionResult>> callback) {
         TransactionPartitionAdder adder = transactionPartitionAdder;
         Map<ProducerIdAndEpoch, Set<TopicPartition>> toAdd = new LinkedHashMap<>();
         for (Map.Entry<TopicPartition, MemoryRecords> entry : entries.entrySet()) {
@@ -353,6 +355,10 @@ public final class ReplicaManager implements MetadataPublisher {
         }
         if (adder == null || toAdd.isEmpty()) {
             appendRecords(timeoutMs, requiredAcks, false, UnifiedLog.AppendOrigin.CLIENT, entries, callback);
+            return;
+        }
+        if (verifyOnly) {
+            verifyThenAppend(timeoutMs, requiredAcks, transactionalId, entries, toAdd, adder, callback);
             return;
         }
         Map<TopicPartition, ErrorCode> refused = new ConcurrentHashMap<>();
@@ -386,39 +392,120 @@ public final class ReplicaManager implements MetadataPublisher {
                     if (error != null) {
                         topicMetrics.recordProduce(topicPartition.topic(), 0, 0, true);
                     }
-                    results.put(topicPartition, error == null ? appended.get(topicPartition) : addPartitionsErrorForProduce(error));
+                    results.put(topicPartition, error == null ? appended.get(topicPartition) : addPartitionsErrorForProduce(error, false));
                 }
                 callback.accept(results);
             };
-            if (accepted.isEmpty()) {
-                merge.accept(Map.of());
-            } else {
-                // Just added by the coordinator: the KIP-890 part 1 verification would only ask it again.
-                appendRecords(timeoutMs, requiredAcks, false, UnifiedLog.AppendOrigin.CLIENT, accepted, merge, false);
+            appendAccepted(timeoutMs, requiredAcks, accepted, merge);
+        });
+    }
+
+    private void appendAccepted(long timeoutMs, short requiredAcks, Map<TopicPartition, MemoryRecords> accepted,
+                                Consumer<Map<TopicPartition, ProducePartitionResult>> merge) {
+        if (accepted.isEmpty()) {
+            merge.accept(Map.of());
+        } else {
+            appendRecords(timeoutMs, requiredAcks, false, UnifiedLog.AppendOrigin.CLIENT, accepted, merge);
+        }
+    }
+
+    /**
+     * KIP-890 part 1 for a transactions v1 client (Produce up to v11 with a transactional id): the
+     * first transactional batch of a producer on a partition is appended only once the
+     * coordinator confirmed (VerifyOnly) that the client added the partition; a late write of a
+     * finished transaction would otherwise open a stray one. Asynchronous: no handler thread waits
+     * for the coordinator.
+     */
+    private void verifyThenAppend(long timeoutMs, short requiredAcks, String transactionalId, Map<TopicPartition, MemoryRecords> entries,
+                                  Map<ProducerIdAndEpoch, Set<TopicPartition>> toVerify, TransactionPartitionAdder adder,
+                                  Consumer<Map<TopicPartition, ProducePartitionResult>> callback) {
+        Map<TopicPartition, ErrorCode> refused = new ConcurrentHashMap<>();
+        List<CompletableFuture<Void>> verifications = new ArrayList<>();
+        for (Map.Entry<ProducerIdAndEpoch, Set<TopicPartition>> producer : toVerify.entrySet()) {
+            Set<TopicPartition> verified = producer.getValue();
+            CompletableFuture<Map<TopicPartition, ErrorCode>> verdicts;
+            try {
+                verdicts = adder.addPartitions(transactionalId, producer.getKey().producerId(), producer.getKey().producerEpoch(), verified, true);
+            } catch (RuntimeException e) {
+                verdicts = CompletableFuture.failedFuture(e);
             }
+            verifications.add(verdicts.handle((answers, failure) -> {
+                if (failure != null) {
+                    LOG.warn("Verifying {} in transaction {} failed", verified, transactionalId, failure);
+                }
+                for (TopicPartition topicPartition : verified) {
+                    ErrorCode error = failure != null ? ErrorCode.COORDINATOR_NOT_AVAILABLE
+                        : answers.getOrDefault(topicPartition, ErrorCode.NETWORK_EXCEPTION);
+                    if (error != ErrorCode.NONE) {
+                        refused.put(topicPartition, error);
+                    }
+                }
+                return null;
+            }));
+        }
+        CompletableFuture.allOf(verifications.toArray(new CompletableFuture[0])).whenComplete((done, failure) -> {
+            LinkedHashMap<TopicPartition, MemoryRecords> accepted = new LinkedHashMap<>();
+            entries.forEach((topicPartition, records) -> {
+                if (!refused.containsKey(topicPartition)) {
+                    accepted.put(topicPartition, records);
+                }
+            });
+            appendAccepted(timeoutMs, requiredAcks, accepted, appended -> {
+                LinkedHashMap<TopicPartition, ProducePartitionResult> results = new LinkedHashMap<>();
+                for (TopicPartition topicPartition : entries.keySet()) {
+                    ErrorCode error = refused.get(topicPartition);
+                    if (error != null) {
+                        topicMetrics.recordProduce(topicPartition.topic(), 0, 0, true);
+                        LOG.debug("Refused a transactional write to {} of {}: {}", topicPartition, transactionalId, error);
+                    }
+                    results.put(topicPartition, error == null ? appended.get(topicPartition) : addPartitionsErrorForProduce(error, true));
+                }
+                callback.accept(results);
+            });
         });
     }
 
     private CompletableFuture<ErrorCode> addPartitionsRetryingConcurrent(TransactionPartitionAdder adder, String transactionalId, long producerId,
                                                                          short producerEpoch, Set<TopicPartition> added) {
-        return AddPartitionsRetry.add(() -> adder.addPartitions(transactionalId, producerId, producerEpoch, added), time, logManager.scheduler(),
-            AddPartitionsRetry.BACKOFF_MS, AddPartitionsRetry.MAX_MS);
+        return AddPartitionsRetry.add(() -> {
+            try {
+                return adder.addPartitions(transactionalId, producerId, producerEpoch, added, false).thenApply(ReplicaManager::firstError);
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }, time, logManager.scheduler(), AddPartitionsRetry.BACKOFF_MS, AddPartitionsRetry.MAX_MS);
+    }
+
+    /** NONE if every partition was added, else the first partition's error (the coordinator answers one error for an add). */
+    private static ErrorCode firstError(Map<TopicPartition, ErrorCode> errors) {
+        for (ErrorCode error : errors.values()) {
+            if (error != ErrorCode.NONE) {
+                return error;
+            }
+        }
+        return ErrorCode.NONE;
     }
 
     /**
-     * Kafka's translation of the coordinator's answer for a Produce v12 response: a fenced
-     * producer sees INVALID_PRODUCER_EPOCH; an unavailable coordinator NOT_ENOUGH_REPLICAS, which
-     * clients retry without refreshing metadata; CONCURRENT_TRANSACTIONS (the previous transaction
-     * is still completing) is kept, as v12 clients retry it.
+     * Kafka's translation of the coordinator's answer for a Produce response: a fenced producer
+     * sees INVALID_PRODUCER_EPOCH; an unavailable, moved or unreachable coordinator
+     * NOT_ENOUGH_REPLICAS, which clients retry without refreshing metadata. CONCURRENT_TRANSACTIONS
+     * (the previous transaction is still completing) is kept for a v12 add, as v12 clients retry
+     * it, and is NOT_ENOUGH_REPLICAS for a v1 client's verification, which older clients would not retry.
      */
-    static ProducePartitionResult addPartitionsErrorForProduce(ErrorCode error) {
+    static ProducePartitionResult addPartitionsErrorForProduce(ErrorCode error, boolean verifyOnly) {
         return switch (error) {
             case PRODUCER_FENCED -> ProducePartitionResult.error(ErrorCode.INVALID_PRODUCER_EPOCH, null);
             case INVALID_TXN_STATE -> ProducePartitionResult.error(error, "Partition was not added to the transaction");
-            case NETWORK_EXCEPTION, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR -> ProducePartitionResult.error(
-                ErrorCode.NOT_ENOUGH_REPLICAS, "Unable to verify the partition has been added to the transaction. Underlying error: " + error);
+            case CONCURRENT_TRANSACTIONS -> verifyOnly ? unverified(error) : ProducePartitionResult.error(error, null);
+            case NETWORK_EXCEPTION, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR -> unverified(error);
             default -> ProducePartitionResult.error(error, null);
         };
+    }
+
+    private static ProducePartitionResult unverified(ErrorCode error) {
+        return ProducePartitionResult.error(ErrorCode.NOT_ENOUGH_REPLICAS,
+            "Unable to verify the partition has been added to the transaction. Underlying error: " + error);
     }
 
     /** Appends a transaction marker (control batch) as the leader; returns NONE or the error. */
@@ -446,15 +533,9 @@ public final class ReplicaManager implements MetadataPublisher {
      */
     public void appendRecords(long timeoutMs, short requiredAcks, boolean internalTopicsAllowed, UnifiedLog.AppendOrigin origin,
                               Map<TopicPartition, MemoryRecords> entries, Consumer<Map<TopicPartition, ProducePartitionResult>> callback) {
-        appendRecords(timeoutMs, requiredAcks, internalTopicsAllowed, origin, entries, callback, true);
-    }
-
-    private void appendRecords(long timeoutMs, short requiredAcks, boolean internalTopicsAllowed, UnifiedLog.AppendOrigin origin,
-                               Map<TopicPartition, MemoryRecords> entries, Consumer<Map<TopicPartition, ProducePartitionResult>> callback,
-                               boolean verifyTransactions) {
         LinkedHashMap<TopicPartition, ProducePartitionResult> results = new LinkedHashMap<>();
         for (Map.Entry<TopicPartition, MemoryRecords> entry : entries.entrySet()) {
-            results.put(entry.getKey(), appendToPartition(entry.getKey(), entry.getValue(), internalTopicsAllowed, origin, verifyTransactions));
+            results.put(entry.getKey(), appendToPartition(entry.getKey(), entry.getValue(), internalTopicsAllowed, origin));
         }
         // acks=1 waits only for an fsync-on-ack (a broker-wide setting every partition's log shares); acks=0 is never answered.
         boolean waitsForFsync = requiredAcks == 1 && logManager.fsyncOnAck();
@@ -467,7 +548,7 @@ public final class ReplicaManager implements MetadataPublisher {
     }
 
     private ProducePartitionResult appendToPartition(TopicPartition topicPartition, MemoryRecords records, boolean internalTopicsAllowed,
-                                                     UnifiedLog.AppendOrigin origin, boolean verifyTransactions) {
+                                                     UnifiedLog.AppendOrigin origin) {
         if (TopicNames.isInternal(topicPartition.topic()) && !internalTopicsAllowed) {
             return ProducePartitionResult.error(ErrorCode.INVALID_TOPIC_EXCEPTION, "Cannot append to internal topic " + topicPartition.topic());
         }
@@ -478,13 +559,6 @@ public final class ReplicaManager implements MetadataPublisher {
             return ProducePartitionResult.error(e.error(), e.getMessage());
         }
         BrokerTopicMetrics metrics = topicMetrics;
-        if (origin == UnifiedLog.AppendOrigin.CLIENT && verifyTransactions) {
-            ProducePartitionResult unverified = verifyTransactionalWrite(partition, records);
-            if (unverified != null) {
-                metrics.recordProduce(topicPartition.topic(), 0, 0, true);
-                return unverified;
-            }
-        }
         try {
             LogAppendInfo info = partition.appendRecordsToLeader(records, origin);
             if (!info.duplicate() && partition.log().fsyncOnAck()) {
