@@ -19,7 +19,6 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -196,10 +195,6 @@ class ThreeNodeClusterTest {
     }
 
     @Test
-    @Disabled("needs transactions across nodes: a partition leader verifying/adding the partition at the transaction coordinator on another "
-        + "node (AddPartitionsToTxn v4+ over the network) and WriteTxnMarkers over the network; today produce to partitions not led by the "
-        + "coordinator's node gets NOT_ENOUGH_REPLICAS 'Unable to verify the partition has been added to the transaction' and "
-        + "commitTransaction times out (EndTxn, 60 s) — cluster wiring in progress")
     void readCommittedConsumerSeesExactlyTheCommittedTransactions() throws Exception {
         String topic = "transactions";
         Map<Integer, Integer> leaders = createAndAwaitLeaders(topic);
