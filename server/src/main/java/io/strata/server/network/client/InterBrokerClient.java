@@ -357,14 +357,7 @@ public final class InterBrokerClient implements AutoCloseable {
             if (reconnect != null) {
                 reconnect.cancel(false);
             }
-            Outgoing outgoing;
-            while ((outgoing = waiting.poll()) != null) {
-                ScheduledFuture<?> timeout = waitingTimeouts.remove(outgoing);
-                if (timeout != null) {
-                    timeout.cancel(false);
-                }
-                outgoing.future().completeExceptionally(new RequestFailedException(why, null));
-            }
+            failWaiting(why);
             failInFlight(why);
             if (channel != null) {
                 channel.close();
