@@ -106,30 +106,7 @@ if [[ $QUICK == 1 ]]; then
 fi
 [[ -n "${E2E_RECORDS_OPT:-}" ]] && E2E_RECORDS=$E2E_RECORDS_OPT
 
-for tool in java javac kcat flock timeout od base64; do
-  command -v "$tool" >/dev/null || die "$tool is not installed"
-done
-
-STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
-RES="${OUT:-$BENCH/target/broker-bench/$STAMP}"
-mkdir -p "$RES/logs" || die "cannot create $RES"
-RES="$(cd "$RES" && pwd)"
-WORK="$(mktemp -d /tmp/strata-broker-bench.XXXXXX)"
-
-KAFKA_PID=""
-STRATA_PID=""
-
-# --- processes ------------------------------------------------------------------------------------
-
-trap cleanup EXIT
-trap 'log "interrupted"; exit 130' INT TERM
-
-# The build lock, on fd 9. Children get fd 9 closed (9>&-) so none of them can keep it.
-exec 9>>"$LOCK"
-
-for p in $KAFKA_PORT $KAFKA_CONTROLLER_PORT $STRATA_PORT; do
-  port_in_use "$p" && die "127.0.0.1:$p is already in use"
-done
+bench_start broker-bench java javac kcat flock timeout od base64
 
 # --- Apache Kafka ---------------------------------------------------------------------------------
 

@@ -208,23 +208,8 @@ inter.broker.listener.name=PLAINTEXT
 advertised.listeners=PLAINTEXT://127.0.0.1:$(( KAFKA_BASE + id - 1 ))
 controller.listener.names=CONTROLLER
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
-num.network.threads=3
-num.io.threads=8
-socket.send.buffer.bytes=102400
-socket.receive.buffer.bytes=102400
-socket.request.max.bytes=104857600
-log.dirs=$1/data
-num.partitions=1
-num.recovery.threads.per.data.dir=1
-offsets.topic.replication.factor=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-log.retention.hours=168
-log.segment.bytes=1073741824
-log.retention.check.interval.ms=300000
 PROPS
+  kafka_shared_properties "$1" >>"$1/server.properties"
 }
 
 measure_kafka() {

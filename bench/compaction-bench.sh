@@ -77,23 +77,7 @@ done
 if [[ $QUICK == 1 ]]; then RUNS=2; TESTER_MESSAGES=50000; fi
 [[ -n "${RUNS_OPT:-}" ]] && RUNS=$RUNS_OPT
 [[ -n "${TESTER_MESSAGES_OPT:-}" ]] && TESTER_MESSAGES=$TESTER_MESSAGES_OPT
-for tool in java javac flock timeout od base64 sort; do
-  command -v "$tool" >/dev/null || die "$tool is not installed"
-done
-
-STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
-RES="${OUT:-$BENCH/target/compaction-bench/$STAMP}"
-mkdir -p "$RES/logs" || die "cannot create $RES"
-RES="$(cd "$RES" && pwd)"
-WORK="$(mktemp -d /tmp/strata-compaction-bench.XXXXXX)"
-KAFKA_PID=""
-STRATA_PID=""
-trap cleanup EXIT
-trap 'log "interrupted"; exit 130' INT TERM
-exec 9>>"$LOCK"
-for p in $KAFKA_PORT $KAFKA_CONTROLLER_PORT $STRATA_PORT; do
-  port_in_use "$p" && die "127.0.0.1:$p is already in use"
-done
+bench_start compaction-bench java javac flock timeout od base64 sort
 
 setup_kafka
 mkdir -p "$WORK/classes"

@@ -88,30 +88,7 @@ fi
 for n in "$SMALL_RECORDS" "$LARGE_RECORDS"; do
   (( n > 0 && n % RECORDS_PER_TRANSACTION == 0 )) || die "record counts must be positive multiples of $RECORDS_PER_TRANSACTION: $n"
 done
-for tool in java javac flock timeout od base64; do
-  command -v "$tool" >/dev/null || die "$tool is not installed"
-done
-
-STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
-RES="${OUT:-$BENCH/target/eos-bench/$STAMP}"
-mkdir -p "$RES/logs" || die "cannot create $RES"
-RES="$(cd "$RES" && pwd)"
-WORK="$(mktemp -d /tmp/strata-eos-bench.XXXXXX)"
-
-KAFKA_PID=""
-STRATA_PID=""
-
-# --- processes (the helpers are in lib/common.sh) -----------------------------------------------
-
-trap cleanup EXIT
-trap 'log "interrupted"; exit 130' INT TERM
-
-# The build lock, on fd 9. Children get fd 9 closed (9>&-) so none of them can keep it.
-exec 9>>"$LOCK"
-
-for p in $KAFKA_PORT $KAFKA_CONTROLLER_PORT $STRATA_PORT; do
-  port_in_use "$p" && die "127.0.0.1:$p is already in use"
-done
+bench_start eos-bench java javac flock timeout od base64
 
 # --- Apache Kafka ---------------------------------------------------------------------------------
 

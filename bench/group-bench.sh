@@ -112,30 +112,7 @@ fi
 [[ -n "${NUM_GROUPS_OPT:-}" ]] && NUM_GROUPS=$NUM_GROUPS_OPT
 
 (( PARTITIONS % CONSUMERS == 0 )) || die "--partitions ($PARTITIONS) must be a multiple of --consumers ($CONSUMERS)"
-for tool in java javac jcmd flock timeout od base64; do
-  command -v "$tool" >/dev/null || die "$tool is not installed"
-done
-
-STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
-RES="${OUT:-$BENCH/target/group-bench/$STAMP}"
-mkdir -p "$RES/logs" || die "cannot create $RES"
-RES="$(cd "$RES" && pwd)"
-WORK="$(mktemp -d /tmp/strata-group-bench.XXXXXX)"
-
-KAFKA_PID=""
-STRATA_PID=""
-
-# --- processes (the helpers are in lib/common.sh) -----------------------------------------------
-
-trap cleanup EXIT
-trap 'log "interrupted"; exit 130' INT TERM
-
-# The build lock, on fd 9. Children get fd 9 closed (9>&-) so none of them can keep it.
-exec 9>>"$LOCK"
-
-for p in $KAFKA_PORT $KAFKA_CONTROLLER_PORT $STRATA_PORT; do
-  port_in_use "$p" && die "127.0.0.1:$p is already in use"
-done
+bench_start group-bench java javac jcmd flock timeout od base64
 
 # Live heap in bytes: GC.class_histogram runs a full stop-the-world GC first (a heap inspection,
 # not System.gc(), so -XX:+ExplicitGCInvokesConcurrent does not turn it into a concurrent cycle)

@@ -109,18 +109,33 @@ pid_of() { [[ $1 == kafka ]] && echo "$KAFKA_PID" || echo "$STRATA_PID"; }
 other_of() { [[ $1 == kafka ]] && echo strata || echo kafka; }
 order_for() { if (( $1 % 2 == 1 )); then echo kafka strata; else echo strata kafka; fi; }
 
-kafka_config() { # DIR [EXTRA_PROPERTY_LINE...]: server.properties for a KRaft single node
-  cat >"$1/server.properties" <<PROPS
-# KRaft single node, combined broker+controller: Kafka's config/server.properties with loopback
-# addresses and this run's log.dirs.
-process.roles=broker,controller
-node.id=1
-controller.quorum.bootstrap.servers=127.0.0.1:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-inter.broker.listener.name=PLAINTEXT
-advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+# bench_start NAME TOOL...: the preamble every side-by-side benchmark shares: the tools it needs,
+# its result directory RES (OUT, or target/NAME/<UTC stamp>), a scratch directory WORK, no broker
+# started yet, the cleanup and interrupt traps, the build lock on fd 9 (children get fd 9 closed,
+# 9>&-, so none of them can keep it), and free Kafka and Strata ports.
+bench_start() {
+  local name=$1 tool p
+  shift
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || die "$tool is not installed"
+  done
+  STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
+  RES="${OUT:-$BENCH/target/$name/$STAMP}"
+  mkdir -p "$RES/logs" || die "cannot create $RES"
+  RES="$(cd "$RES" && pwd)"
+  WORK="$(mktemp -d "/tmp/strata-$name.XXXXXX")"
+  KAFKA_PID=""
+  STRATA_PID=""
+  trap cleanup EXIT
+  trap 'log "interrupted"; exit 130' INT TERM
+  exec 9>>"$LOCK"
+  for p in $KAFKA_PORT $KAFKA_CONTROLLER_PORT $STRATA_PORT; do
+    port_in_use "$p" && die "127.0.0.1:$p is already in use"
+  done
+}
+
+kafka_shared_properties() { # DIR: the lines of Kafka's config/server.properties every benchmark node shares (log.dirs under DIR)
+  cat <<PROPS
 num.network.threads=3
 num.io.threads=8
 socket.send.buffer.bytes=102400
@@ -138,6 +153,22 @@ log.retention.hours=168
 log.segment.bytes=1073741824
 log.retention.check.interval.ms=300000
 PROPS
+}
+
+kafka_config() { # DIR [EXTRA_PROPERTY_LINE...]: server.properties for a KRaft single node
+  cat >"$1/server.properties" <<PROPS
+# KRaft single node, combined broker+controller: Kafka's config/server.properties with loopback
+# addresses and this run's log.dirs.
+process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=127.0.0.1:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+inter.broker.listener.name=PLAINTEXT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+PROPS
+  kafka_shared_properties "$1" >>"$1/server.properties"
   local line
   for line in "${@:2}"; do echo "$line" >>"$1/server.properties"; done
 }

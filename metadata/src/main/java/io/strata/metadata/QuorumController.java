@@ -422,10 +422,11 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
                 records.addAll(PartitionLeaderElection.forUnfencedBrokers(after, Set.of(id)));
                 LOG.info("Unfencing broker {} (epoch {}): it has caught up to offset {}", id, broker.epoch(), request.currentMetadataOffset());
             } else if (!broker.fenced() && request.wantFence()) {
-                records.addAll(fenceRecords(after, broker));
+                List<ApiMessage> fence = fenceRecords(after, broker);
+                records.addAll(fence);
+                after = after.apply(fence, after.offset());
             }
-            boolean fenced = records.isEmpty() ? broker.fenced() : image().apply(records, image().offset()).brokers().get(id).fenced();
-            return Outcome.of(records, response.setIsCaughtUp(caughtUp).setIsFenced(fenced));
+            return Outcome.of(records, response.setIsCaughtUp(caughtUp).setIsFenced(after.brokers().get(id).fenced()));
         });
     }
 

@@ -43,7 +43,9 @@ final class UpdateFeaturesHandler implements ApiHandler {
         }
         if (context.forwarder() != null) {
             // The active controller may be elsewhere: it gets the request as the client sent it.
-            context.forwarder().forward(ApiMessageType.UPDATE_FEATURES, version, body).whenComplete((response, failure) -> request.respond(
+            context.forwarder().<UpdateFeaturesResponseData>call(ApiMessageType.UPDATE_FEATURES, version, body,
+                answer -> answer.errorCode() == ErrorCode.NOT_CONTROLLER.code(), context.forwarder().requestTimeoutMs())
+                .whenComplete((response, failure) -> request.respond(
                 failure == null ? response : new UpdateFeaturesResponseData().setErrorCode(ControllerErrors.of(failure).code())
                     .setErrorMessage(failure.getMessage())));
             return;

@@ -94,19 +94,6 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
         return result;
     }
 
-    /** {@link #call} for a request whose answer has one top-level error code (DescribeQuorum, UpdateFeatures, …). */
-    public CompletableFuture<ApiMessage> forward(ApiMessageType api, short version, ApiMessage request) {
-        return call(api, version, request, response -> topLevelError(response) == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
-    }
-
-    private static short topLevelError(ApiMessage response) {
-        try {
-            return (short) response.getClass().getMethod("errorCode").invoke(response);
-        } catch (ReflectiveOperationException e) {
-            return ErrorCode.NONE.code();
-        }
-    }
-
     @SuppressWarnings("unchecked")
     private <R extends ApiMessage> void attempt(ApiMessageType api, short version, ApiMessage request, Predicate<R> notController, long deadlineMs,
                                                 CompletableFuture<R> result, String lastProblem) {
@@ -240,11 +227,11 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
             (BrokerHeartbeatResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
     }
 
-    /** UpdateFeatures is forwarded whole by its handler ({@link #forward}); the decoded form is the local controller's. */
+    /** UpdateFeatures is forwarded whole by its handler ({@link #call}); the decoded form is the local controller's. */
     @Override
     public CompletableFuture<FeatureUpdates.Result> updateFeatures(Map<String, FeatureUpdates.Update> updates, Map<String, short[]> supported,
                                                                    boolean validateOnly) {
-        return CompletableFuture.failedFuture(new UnsupportedOperationException("UpdateFeatures goes to the controller with forward()"));
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("UpdateFeatures goes to the controller with call()"));
     }
 
     @Override
