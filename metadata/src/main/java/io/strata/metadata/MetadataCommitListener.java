@@ -25,12 +25,8 @@ public final class MetadataCommitListener implements CommitListener {
     @Override
     public void handleCommit(CommittedBatch batch) {
         List<ApiMessage> records = batch.control() ? List.of() : MetadataRecords.decode(batch.values());
-        long bytes = 0;
-        for (byte[] value : batch.values()) {
-            bytes += value.length;
-        }
         MetadataBatch decoded = new MetadataBatch(records, batch.baseOffset(), batch.lastOffset(), batch.epoch(), batch.appendTimestampMs(),
-            batch.control(), bytes);
+            batch.control(), batch.sizeInBytes());
         if (controller != null) {
             controller.handleCommit(decoded);
         }

@@ -114,11 +114,6 @@ public final class MetadataImage {
         return controllers;
     }
 
-    /** Every resource with dynamic settings, and its settings. */
-    public Map<ConfigResource, Map<String, String>> allConfigs() {
-        return configs;
-    }
-
     public long nextProducerId() {
         return nextProducerId;
     }

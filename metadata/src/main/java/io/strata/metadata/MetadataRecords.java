@@ -19,7 +19,7 @@ import java.util.List;
  */
 public final class MetadataRecords {
     /** The metadata log's topic. */
-    public static final String TOPIC = "__cluster_metadata";
+    public static final String TOPIC = io.strata.storage.LogManager.METADATA_TOPIC;
     static final int FRAME_VERSION = 1;
 
     private MetadataRecords() {

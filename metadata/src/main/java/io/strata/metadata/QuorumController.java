@@ -7,6 +7,7 @@ import io.strata.metadata.record.ConfigRecord;
 import io.strata.metadata.record.FenceBrokerRecord;
 import io.strata.metadata.record.UnfenceBrokerRecord;
 import io.strata.metadata.record.FeatureLevelRecord;
+import io.strata.metadata.record.PartitionChangeRecord;
 import io.strata.metadata.record.PartitionRecord;
 import io.strata.metadata.record.ProducerIdsRecord;
 import io.strata.metadata.record.RegisterBrokerRecord;
@@ -368,7 +369,8 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             }
             List<ApiMessage> records = new ArrayList<>();
             records.add(register);
-            records.addAll(PartitionLeaderElection.forUnusableBrokers(image().apply(List.of(register), image().offset()), Set.of(request.brokerId())));
+            // The election counts the registering broker as unusable whatever the image says of it: no need to apply the record first.
+            records.addAll(PartitionLeaderElection.forUnusableBrokers(image(), Set.of(request.brokerId())));
             heartbeats.register(request.brokerId(), time.milliseconds(), epoch);
             return Outcome.of(records, response.setBrokerEpoch(epoch));
         });
@@ -398,35 +400,32 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             heartbeats.touch(id, nowMs);
             boolean caughtUp = heartbeats.caughtUp(id, request.currentMetadataOffset());
             List<ApiMessage> records = new ArrayList<>();
-            MetadataImage after = image();
+            boolean fenced = broker.fenced();
+            // The elections below count the broker as unusable (or usable) whatever the image says: records about it need not be
+            // applied before them.
             if (request.wantShutDown()) {
-                if (!broker.inControlledShutdown() && !broker.fenced()) {
-                    ApiMessage change = new BrokerRegistrationChangeRecord().setBrokerId(id).setBrokerEpoch(broker.epoch()).setInControlledShutdown((byte) 1);
-                    records.add(change);
-                    after = after.apply(List.of(change), after.offset());
-                    List<ApiMessage> moves = new ArrayList<>(PartitionLeaderElection.forUnusableBrokers(after, Set.of(id)));
+                List<PartitionChangeRecord> moves = List.of();
+                if (!broker.inControlledShutdown() && !fenced) {
+                    records.add(new BrokerRegistrationChangeRecord().setBrokerId(id).setBrokerEpoch(broker.epoch()).setInControlledShutdown((byte) 1));
+                    moves = PartitionLeaderElection.forUnusableBrokers(image(), Set.of(id));
                     records.addAll(moves);
-                    after = after.apply(moves, after.offset());
                 }
-                boolean leadsNothing = leads(after, id) == 0;
-                if (leadsNothing && !after.brokers().get(id).fenced()) {
-                    ApiMessage fence = new FenceBrokerRecord().setBrokerId(id).setBrokerEpoch(broker.epoch());
-                    records.add(fence);
-                    after = after.apply(List.of(fence), after.offset());
+                boolean leadsNothing = leads(image(), id) == leadershipChanges(moves);
+                if (leadsNothing && !fenced) {
+                    records.add(new FenceBrokerRecord().setBrokerId(id).setBrokerEpoch(broker.epoch()));
+                    fenced = true;
                 }
                 response.setShouldShutDown(leadsNothing);
-            } else if (broker.fenced() && !request.wantFence() && caughtUp) {
-                ApiMessage unfence = new UnfenceBrokerRecord().setBrokerId(id).setBrokerEpoch(broker.epoch());
-                records.add(unfence);
-                after = after.apply(List.of(unfence), after.offset());
-                records.addAll(PartitionLeaderElection.forUnfencedBrokers(after, Set.of(id)));
+            } else if (fenced && !request.wantFence() && caughtUp) {
+                records.add(new UnfenceBrokerRecord().setBrokerId(id).setBrokerEpoch(broker.epoch()));
+                records.addAll(PartitionLeaderElection.forUnfencedBrokers(image(), Set.of(id)));
+                fenced = false;
                 LOG.info("Unfencing broker {} (epoch {}): it has caught up to offset {}", id, broker.epoch(), request.currentMetadataOffset());
-            } else if (!broker.fenced() && request.wantFence()) {
-                List<ApiMessage> fence = fenceRecords(after, broker);
-                records.addAll(fence);
-                after = after.apply(fence, after.offset());
+            } else if (!fenced && request.wantFence()) {
+                records.addAll(fenceRecords(image(), List.of(broker)));
+                fenced = true;
             }
-            return Outcome.of(records, response.setIsCaughtUp(caughtUp).setIsFenced(after.brokers().get(id).fenced()));
+            return Outcome.of(records, response.setIsCaughtUp(caughtUp).setIsFenced(fenced));
         });
     }
 
@@ -443,12 +442,27 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
     }
 
     /** Fences {@code broker} and moves the leadership of its partitions. */
-    private static List<ApiMessage> fenceRecords(MetadataImage image, BrokerRegistration broker) {
+    private static List<ApiMessage> fenceRecords(MetadataImage image, List<BrokerRegistration> brokers) {
         List<ApiMessage> records = new ArrayList<>();
-        ApiMessage fence = new FenceBrokerRecord().setBrokerId(broker.id()).setBrokerEpoch(broker.epoch());
-        records.add(fence);
-        records.addAll(PartitionLeaderElection.forUnusableBrokers(image.apply(List.of(fence), image.offset()), Set.of(broker.id())));
+        Set<Integer> ids = new java.util.TreeSet<>();
+        for (BrokerRegistration broker : brokers) {
+            records.add(new FenceBrokerRecord().setBrokerId(broker.id()).setBrokerEpoch(broker.epoch()));
+            ids.add(broker.id());
+        }
+        // Several brokers at once: the election treats them all as unusable, in ascending id order.
+        records.addAll(PartitionLeaderElection.forUnusableBrokers(image, ids));
         return records;
+    }
+
+    /** How many of {@code moves} change a leader (for a broker's own election: every partition it led). */
+    private static int leadershipChanges(List<PartitionChangeRecord> moves) {
+        int moved = 0;
+        for (PartitionChangeRecord move : moves) {
+            if (move.leader() != -2) {
+                moved++;
+            }
+        }
+        return moved;
     }
 
     /** Fences every unfenced broker whose session ended (controller thread; runs while active). */
@@ -460,17 +474,8 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
         if (expired.isEmpty()) {
             return;
         }
-        List<ApiMessage> records = new ArrayList<>();
-        MetadataImage after = image();
-        for (int id : expired) {
-            BrokerRegistration broker = after.brokers().get(id);
-            if (broker == null || broker.fenced()) {
-                continue;
-            }
-            List<ApiMessage> fence = fenceRecords(after, broker);
-            records.addAll(fence);
-            after = after.apply(fence, after.offset());
-        }
+        // expired() reports only brokers unfenced in this image.
+        List<ApiMessage> records = fenceRecords(image(), expired.stream().map(id -> image().brokers().get(id)).toList());
         LOG.info("Fencing brokers {}: no heartbeat for {} ms", expired, settings.brokerSessionTimeoutMs());
         write(records, () -> { }, e -> LOG.warn("Could not fence brokers {}", expired, e));
     }

@@ -32,7 +32,7 @@ public interface CommitListener {
     default void handleLeaderChange(int epoch, int leaderId) {
     }
 
-    /** One committed batch of the log: its offsets, the epoch of the leader that appended it, its records' values. */
-    record CommittedBatch(long baseOffset, long lastOffset, int epoch, long appendTimestampMs, boolean control, List<byte[]> values) {
+    /** One committed batch of the log: its offsets, the epoch of the leader that appended it, its size on disk, its records' values. */
+    record CommittedBatch(long baseOffset, long lastOffset, int epoch, long appendTimestampMs, boolean control, int sizeInBytes, List<byte[]> values) {
     }
 }

@@ -142,11 +142,6 @@ final class FileSnapshots {
         }
 
         @Override
-        public boolean isFrozen() {
-            return frozen;
-        }
-
-        @Override
         public void close() {
             if (frozen || closed) {
                 return;

@@ -55,11 +55,6 @@ public final class MemorySnapshot implements SnapshotWriter, SnapshotReader {
     }
 
     @Override
-    public boolean isFrozen() {
-        return frozen != null;
-    }
-
-    @Override
     public void close() {
         closed = frozen == null;
     }

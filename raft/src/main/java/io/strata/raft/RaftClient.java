@@ -64,7 +64,7 @@ import java.util.UUID;
 public final class RaftClient {
     private static final Logger LOG = LoggerFactory.getLogger(RaftClient.class);
     /** The metadata topic's name and id as Kafka's quorum uses them. */
-    public static final String TOPIC = "__cluster_metadata";
+    public static final String TOPIC = io.strata.storage.LogManager.METADATA_TOPIC;
     public static final UUID TOPIC_ID = new UUID(0L, 1L);
     static final int PARTITION = 0;
 

@@ -415,7 +415,7 @@ public final class RaftNode implements AutoCloseable {
                         }
                     }
                     listener.handleCommit(new CommitListener.CommittedBatch(batch.baseOffset(), batch.lastOffset(), batch.partitionLeaderEpoch(),
-                        batch.maxTimestamp(), batch.isControlBatch(), values));
+                        batch.maxTimestamp(), batch.isControlBatch(), batch.sizeInBytes(), values));
                     nextOffset = batch.lastOffset() + 1;
                 }
                 if (nextOffset == before) {

@@ -27,8 +27,6 @@ public interface SnapshotWriter extends AutoCloseable {
     /** Makes the snapshot durable and visible; nothing can be appended afterwards. */
     void freeze();
 
-    boolean isFrozen();
-
     /** Abandons the snapshot if it was not frozen (its partial bytes are deleted). */
     @Override
     void close();

@@ -16,10 +16,6 @@ final class Timer {
         return nowMs >= deadlineMs;
     }
 
-    long remainingMs(long nowMs) {
-        return Math.max(0, deadlineMs - nowMs);
-    }
-
     long deadlineMs() {
         return deadlineMs;
     }

@@ -256,7 +256,7 @@ public final class StrataServer implements AutoCloseable {
             BrokerContext controllerContext = new BrokerContext(config, nodeId, clusterId, controller, null, ControllerApis.apiVersions(), features,
                 null, time, null, null, null, null, directoryId, metadata, quorum, null);
             ApiDispatcher controllerDispatcher = new ApiDispatcher(ControllerApis.apiVersions(), ControllerApis.create(controllerContext, controller, quorum,
-                () -> config.quorumVoters().stream().map(voter -> new InterBrokerClient.Endpoint(voter.id(), voter.host(), voter.port())).toList()));
+                peers::endpoints));
             for (String name : config.controllerListenerNames()) {
                 dispatcher.register(name, controllerDispatcher);
             }
@@ -369,12 +369,7 @@ public final class StrataServer implements AutoCloseable {
     }
 
     private boolean isControllerListener(String listenerName) {
-        for (String name : config.controllerListenerNames()) {
-            if (name.equalsIgnoreCase(listenerName)) {
-                return true;
-            }
-        }
-        return false;
+        return config.isControllerListener(listenerName);
     }
 
     /**

@@ -526,7 +526,7 @@ public final class UnifiedLog implements Closeable {
             }
             if (offset.messageOffset() > highWatermark.messageOffset()
                 || (offset.messageOffset() == highWatermark.messageOffset() && highWatermark.messageOffsetOnly() && !offset.messageOffsetOnly())) {
-                long stableBefore = lastStableOffset();
+                long stableBefore = config.compact ? lastStableOffset() : -1;
                 highWatermark = offset;
                 maybeNotifyStableSegmentChange(stableBefore);
                 return true;
@@ -539,19 +539,27 @@ public final class UnifiedLog implements Closeable {
      * The cleaner may take a segment only once the last stable offset has passed it. A roll
      * normally comes after that, but not always (an append racing its predecessor's high
      * watermark, an open transaction): when the last stable offset moves into a later segment,
-     * the roll listener is told too. Caller holds the lock.
+     * the roll listener is told too. Only the cleaner listens, and only for compacted logs: others
+     * skip the work on every high watermark move ({@code stableBefore} is then unused). Caller holds the lock.
      */
     private void maybeNotifyStableSegmentChange(long stableBefore) {
+        if (!config.compact) {
+            return;
+        }
         long stableAfter = lastStableOffset();
-        if (stableAfter > stableBefore && !java.util.Objects.equals(segments.floorKey(stableBefore), segments.floorKey(stableAfter))) {
-            rollListener.accept(this);
+        if (stableAfter > stableBefore) {
+            // A segment base in (stableBefore, stableAfter]: the stable offset crossed into a later segment.
+            Long crossed = segments.higherKey(stableBefore);
+            if (crossed != null && crossed <= stableAfter) {
+                rollListener.accept(this);
+            }
         }
     }
 
     public void updateHighWatermark(long offset) {
         synchronized (lock) {
             long bounded = Math.max(logStartOffset, Math.min(offset, logEnd.messageOffset()));
-            long stableBefore = lastStableOffset();
+            long stableBefore = config.compact ? lastStableOffset() : -1;
             highWatermark = bounded == logEnd.messageOffset() ? logEnd : LogOffsetMetadata.offsetOnly(bounded);
             maybeNotifyStableSegmentChange(stableBefore);
         }

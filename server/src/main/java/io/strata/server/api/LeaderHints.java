@@ -30,7 +30,8 @@ final class LeaderHints {
 
     private final MetadataImage image;
     private final String listenerName;
-    private final Map<Integer, Node> nodes = new TreeMap<>();
+    /** Created with the first named leader: most responses name none. */
+    private Map<Integer, Node> nodes;
 
     LeaderHints(MetadataImage image, String listenerName) {
         this.image = image;
@@ -47,6 +48,9 @@ final class LeaderHints {
         BrokerRegistration broker = image.brokers().get(partition.leader());
         BrokerRegistration.Endpoint endpoint = broker == null ? null : broker.endpoint(listenerName);
         if (endpoint != null) {
+            if (nodes == null) {
+                nodes = new TreeMap<>();
+            }
             nodes.put(broker.id(), new Node(broker.id(), endpoint.host(), endpoint.port(), broker.rack()));
         }
         return new Leader(partition.leader(), partition.leaderEpoch());
@@ -54,6 +58,6 @@ final class LeaderHints {
 
     /** The endpoints of the leaders named so far, by id. */
     Map<Integer, Node> nodes() {
-        return nodes;
+        return nodes == null ? Map.of() : nodes;
     }
 }

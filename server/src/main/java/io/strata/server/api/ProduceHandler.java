@@ -14,6 +14,7 @@ import io.strata.server.replica.ProducePartitionResult;
 import io.strata.storage.TopicPartition;
 import io.strata.storage.UnifiedLog;
 
+import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -47,6 +48,7 @@ final class ProduceHandler implements ApiHandler {
         LinkedHashMap<TopicPartition, MemoryRecords> entries = new LinkedHashMap<>();
         Map<Target, ProducePartitionResult> immediate = new LinkedHashMap<>();
         Map<Target, TopicPartition> order = new LinkedHashMap<>();
+        boolean transactionalWithoutId = false;
         for (ProduceRequestData.TopicProduceData topic : body.topicData()) {
             String name = topic.name();
             if (request.apiVersion() >= 13) {
@@ -69,12 +71,14 @@ final class ProduceHandler implements ApiHandler {
                     continue;
                 }
                 TopicPartition topicPartition = new TopicPartition(name, partition.index());
-                entries.put(topicPartition, (MemoryRecords) partition.records());
+                MemoryRecords records = (MemoryRecords) partition.records();
+                entries.put(topicPartition, records);
                 order.put(target, topicPartition);
+                transactionalWithoutId |= body.transactionalId() == null && isTransactional(records);
             }
         }
         java.util.function.Consumer<Map<TopicPartition, ProducePartitionResult>> done = results -> respond(request, body, acks, immediate, order, results);
-        if (body.transactionalId() == null && entries.values().stream().anyMatch(ProduceHandler::hasTransactionalBatch)) {
+        if (transactionalWithoutId) {
             // As Kafka: transactional records need the transactional id, the only key the coordinator can verify them by (KIP-890).
             Map<TopicPartition, ProducePartitionResult> refused = new HashMap<>();
             entries.keySet().forEach(topicPartition -> refused.put(topicPartition, ProducePartitionResult.error(
@@ -102,13 +106,11 @@ final class ProduceHandler implements ApiHandler {
         context.replicaManager().appendRecords(body.timeoutMs(), acks, false, UnifiedLog.AppendOrigin.CLIENT, entries, done);
     }
 
-    private static boolean hasTransactionalBatch(MemoryRecords records) {
-        for (RecordBatch batch : records.batches()) {
-            if (batch instanceof io.strata.protocol.records.DefaultRecordBatch defaultBatch && defaultBatch.isTransactional()) {
-                return true;
-            }
-        }
-        return false;
+    /** Whether the (validated: one magic-2) batch of {@code records} is transactional, read from its header in place. */
+    private static boolean isTransactional(MemoryRecords records) {
+        ByteBuffer buffer = records.buffer();
+        short attributes = buffer.getShort(buffer.position() + RecordBatchDescriptor.ATTRIBUTES_OFFSET);
+        return (attributes & RecordBatchDescriptor.TRANSACTIONAL_FLAG_MASK) != 0;
     }
 
     /** Kafka's ProduceRequest checks: one magic-2 batch per partition. */
@@ -156,7 +158,8 @@ final class ProduceHandler implements ApiHandler {
             ProduceResponseData.TopicProduceResponse topicResponse = new ProduceResponseData.TopicProduceResponse()
                 .setName(topic.name()).setTopicId(topic.topicId());
             for (ProduceRequestData.PartitionProduceData partition : topic.partitionData()) {
-                ProducePartitionResult result = all.get(new Target(topic.name(), topic.topicId(), partition.index()));
+                Target target = new Target(topic.name(), topic.topicId(), partition.index());
+                ProducePartitionResult result = all.get(target);
                 ProduceResponseData.PartitionProduceResponse partitionResponse = new ProduceResponseData.PartitionProduceResponse()
                     .setIndex(partition.index())
                     .setErrorCode(result.error().code())
@@ -164,8 +167,8 @@ final class ProduceHandler implements ApiHandler {
                     .setLogAppendTimeMs(result.logAppendTimeMs())
                     .setLogStartOffset(result.logStartOffset())
                     .setErrorMessage(result.error() == ErrorCode.NONE ? null : result.errorMessage());
-                TopicPartition resolved = order.get(new Target(topic.name(), topic.topicId(), partition.index()));
                 if (hints != null && result.error() == ErrorCode.NOT_LEADER_OR_FOLLOWER) {
+                    TopicPartition resolved = order.get(target);
                     LeaderHints.Leader leader = hints.leaderOf(resolved == null ? null : resolved.topic(), partition.index());
                     partitionResponse.setCurrentLeader(new ProduceResponseData.LeaderIdAndEpoch().setLeaderId(leader.id())
                         .setLeaderEpoch(leader.epoch()));

@@ -2,7 +2,6 @@ package io.strata.server.api;
 
 import io.strata.metadata.FeatureUpdates;
 import io.strata.protocol.ErrorCode;
-import io.strata.protocol.message.ApiMessageType;
 import io.strata.protocol.message.UpdateFeaturesRequestData;
 import io.strata.protocol.message.UpdateFeaturesResponseData;
 import io.strata.server.network.Request;
@@ -40,15 +39,6 @@ final class UpdateFeaturesHandler implements ApiHandler {
                     .setErrorMessage("Duplicate feature update for " + key.feature()));
                 return;
             }
-        }
-        if (context.forwarder() != null) {
-            // The active controller may be elsewhere: it gets the request as the client sent it.
-            context.forwarder().<UpdateFeaturesResponseData>call(ApiMessageType.UPDATE_FEATURES, version, body,
-                answer -> answer.errorCode() == ErrorCode.NOT_CONTROLLER.code(), context.forwarder().requestTimeoutMs())
-                .whenComplete((response, failure) -> request.respond(
-                failure == null ? response : new UpdateFeaturesResponseData().setErrorCode(ControllerErrors.of(failure).code())
-                    .setErrorMessage(failure.getMessage())));
-            return;
         }
         boolean validateOnly = version >= 1 && body.validateOnly();
         context.controller().updateFeatures(updates, context.features().supported(), validateOnly).whenComplete((result, failure) -> {

@@ -32,6 +32,11 @@ public final class QuorumPeers implements RaftNode.RequestSender {
         return voters.keySet();
     }
 
+    /** Every voter's controller endpoint, in configuration order. */
+    public List<InterBrokerClient.Endpoint> endpoints() {
+        return List.copyOf(voters.values());
+    }
+
     /** The controller endpoint of voter {@code id}, or null if it is not a voter. */
     public InterBrokerClient.Endpoint endpoint(int id) {
         return voters.get(id);

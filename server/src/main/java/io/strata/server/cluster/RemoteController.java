@@ -21,6 +21,8 @@ import io.strata.protocol.message.DeleteTopicsRequestData;
 import io.strata.protocol.message.DeleteTopicsResponseData;
 import io.strata.protocol.message.IncrementalAlterConfigsRequestData;
 import io.strata.protocol.message.IncrementalAlterConfigsResponseData;
+import io.strata.protocol.message.UpdateFeaturesRequestData;
+import io.strata.protocol.message.UpdateFeaturesResponseData;
 import io.strata.raft.RaftNode;
 import io.strata.server.network.client.InterBrokerClient;
 import org.slf4j.Logger;
@@ -227,11 +229,16 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
             (BrokerHeartbeatResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
     }
 
-    /** UpdateFeatures is forwarded whole by its handler ({@link #call}); the decoded form is the local controller's. */
+    /** Sent as UpdateFeatures v1 (upgrade types, validate-only); the controller validates against its own supported levels. */
     @Override
     public CompletableFuture<FeatureUpdates.Result> updateFeatures(Map<String, FeatureUpdates.Update> updates, Map<String, short[]> supported,
                                                                    boolean validateOnly) {
-        return CompletableFuture.failedFuture(new UnsupportedOperationException("UpdateFeatures goes to the controller with call()"));
+        UpdateFeaturesRequestData request = new UpdateFeaturesRequestData().setTimeoutMs((int) requestTimeoutMs).setValidateOnly(validateOnly);
+        updates.forEach((feature, update) -> request.featureUpdates().add(new UpdateFeaturesRequestData.FeatureUpdateKey().setFeature(feature)
+            .setMaxVersionLevel(update.level()).setUpgradeType(update.upgradeType())));
+        return this.<UpdateFeaturesResponseData>call(ApiMessageType.UPDATE_FEATURES, (short) 1, request,
+                response -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs)
+            .thenApply(response -> new FeatureUpdates.Result(ErrorCode.forCode(response.errorCode()), response.errorMessage(), List.of()));
     }
 
     @Override

@@ -46,9 +46,7 @@ public final class DynamicBrokerConfig {
     public static final String CLUSTER_DEFAULT = "";
 
     /** Kafka's LogCleaner.RECONFIGURABLE_CONFIGS but message.max.bytes (already a topic-config synonym). */
-    public static final Set<String> CLEANER_RECONFIGURABLE = Set.of(ServerConfig.LOG_CLEANER_THREADS, ServerConfig.LOG_CLEANER_BACKOFF_MS,
-        ServerConfig.LOG_CLEANER_IO_MAX_BYTES_PER_SECOND, ServerConfig.LOG_CLEANER_DEDUPE_BUFFER_SIZE, ServerConfig.LOG_CLEANER_IO_BUFFER_SIZE,
-        ServerConfig.LOG_CLEANER_IO_BUFFER_LOAD_FACTOR);
+    public static final Set<String> CLEANER_RECONFIGURABLE = DynamicBrokerConfigTable.keys(DynamicBrokerConfigTable.Status.LOG_CLEANER);
 
     /** Broker keys that may change at runtime: the table's live keys and the cleaner's. */
     public static final Set<String> RECONFIGURABLE = reconfigurable();
@@ -156,8 +154,7 @@ public final class DynamicBrokerConfig {
             if (entry == null) {
                 staticOnly.add(name);
             } else if (!RECONFIGURABLE.contains(name)) {
-                unsupported.put(name, entry.status() == DynamicBrokerConfigTable.Status.LOG_CLEANER
-                    ? "refused until the log cleaner can be reconfigured (LogCleaner.reconfigure)" : entry.detail());
+                unsupported.put(name, entry.detail());
             } else if (entry.mode() == DynamicBrokerConfigTable.UpdateMode.PER_BROKER && resourceName.equals(CLUSTER_DEFAULT)) {
                 perBrokerOnly.add(name);
             }

@@ -148,7 +148,7 @@ public final class DynamicBrokerConfigTable {
         // Kafka's LogCleaner.RECONFIGURABLE_CONFIGS (message.max.bytes, also listed there, is a topic default above).
         for (String key : List.of(ServerConfig.LOG_CLEANER_THREADS, ServerConfig.LOG_CLEANER_DEDUPE_BUFFER_SIZE,
             ServerConfig.LOG_CLEANER_IO_BUFFER_SIZE, ServerConfig.LOG_CLEANER_IO_BUFFER_LOAD_FACTOR, ServerConfig.LOG_CLEANER_BACKOFF_MS,
-            "log.cleaner.io.max.bytes.per.second")) {
+            ServerConfig.LOG_CLEANER_IO_MAX_BYTES_PER_SECOND)) {
             entries.add(new Entry(key, UpdateMode.CLUSTER_WIDE, Status.LOG_CLEANER, "LogCleaner.reconfigure(CleanerConfig): the cleaner"
                 + " threads are replaced by ones with the new settings, as Kafka's LogCleaner.reconfigure does"));
         }

@@ -15,7 +15,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collections;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -596,12 +595,20 @@ public final class ServerConfig {
         return null;
     }
 
+    /** Whether {@code listenerName} is one of {@code controller.listener.names} (names compare as Kafka normalises them). */
+    public boolean isControllerListener(String listenerName) {
+        String normalised = ClusterConfigRules.normalise(listenerName);
+        for (String name : controllerListenerNames()) {
+            if (ClusterConfigRules.normalise(name).equals(normalised)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The advertised endpoints clients may use: {@link #advertisedListeners()} without the controller listeners. */
     public List<Endpoint> advertisedBrokerListeners() {
-        Set<String> controllerNames = new HashSet<>();
-        controllerListenerNames().forEach(name -> controllerNames.add(ClusterConfigRules.normalise(name)));
-        return advertisedListeners().stream()
-            .filter(endpoint -> !controllerNames.contains(ClusterConfigRules.normalise(endpoint.listenerName()))).toList();
+        return advertisedListeners().stream().filter(endpoint -> !isControllerListener(endpoint.listenerName())).toList();
     }
 
     /**
@@ -615,10 +622,8 @@ public final class ServerConfig {
         if (configured != null) {
             return configured;
         }
-        Set<String> controllerNames = new HashSet<>();
-        controllerListenerNames().forEach(name -> controllerNames.add(ClusterConfigRules.normalise(name)));
         for (Endpoint endpoint : listenerEndpoints()) {
-            if (!controllerNames.contains(ClusterConfigRules.normalise(endpoint.listenerName()))) {
+            if (!isControllerListener(endpoint.listenerName())) {
                 return endpoint.listenerName();
             }
         }

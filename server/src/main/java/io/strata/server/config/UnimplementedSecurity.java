@@ -5,7 +5,6 @@ import io.strata.common.config.ConfigException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -62,20 +61,20 @@ final class UnimplementedSecurity {
         config.listeners().forEach(listener -> endpoints.add(ServerConfig.Endpoint.parse(listener)));
         endpoints.addAll(config.advertisedListeners());
         for (ServerConfig.Endpoint endpoint : endpoints) {
-            String protocol = protocols.get(normalise(endpoint.listenerName()));
+            String protocol = protocols.get(ClusterConfigRules.normalise(endpoint.listenerName()));
             if (protocol == null) {
-                throw new ConfigException("No security protocol defined for listener " + normalise(endpoint.listenerName()));
+                throw new ConfigException("No security protocol defined for listener " + ClusterConfigRules.normalise(endpoint.listenerName()));
             }
             requirePlaintext(protocol, "Listener " + endpoint.listenerName() + "://" + endpoint.host() + ":" + endpoint.port()
-                + " (listener " + normalise(endpoint.listenerName()) + ")");
+                + " (listener " + ClusterConfigRules.normalise(endpoint.listenerName()) + ")");
         }
         String interBrokerListener = config.getString(ServerConfig.INTER_BROKER_LISTENER_NAME);
-        if (interBrokerListener != null && protocols.containsKey(normalise(interBrokerListener))) {
-            requirePlaintext(protocols.get(normalise(interBrokerListener)), ServerConfig.INTER_BROKER_LISTENER_NAME + "=" + interBrokerListener);
+        if (interBrokerListener != null && protocols.containsKey(ClusterConfigRules.normalise(interBrokerListener))) {
+            requirePlaintext(protocols.get(ClusterConfigRules.normalise(interBrokerListener)), ServerConfig.INTER_BROKER_LISTENER_NAME + "=" + interBrokerListener);
         }
         String interBrokerProtocol = originals.get(SECURITY_INTER_BROKER_PROTOCOL);
         if (interBrokerProtocol != null) {
-            requirePlaintext(normalise(interBrokerProtocol), SECURITY_INTER_BROKER_PROTOCOL + "=" + interBrokerProtocol);
+            requirePlaintext(ClusterConfigRules.normalise(interBrokerProtocol), SECURITY_INTER_BROKER_PROTOCOL + "=" + interBrokerProtocol);
         }
         List<String> refused = new ArrayList<>();
         for (String key : originals.keySet()) {
@@ -130,12 +129,12 @@ final class UnimplementedSecurity {
             if (colon <= 0 || colon == entry.length() - 1) {
                 throw new ConfigException(ServerConfig.LISTENER_SECURITY_PROTOCOL_MAP, entry, "expected LISTENER_NAME:SECURITY_PROTOCOL");
             }
-            String protocol = normalise(entry.substring(colon + 1).trim());
+            String protocol = ClusterConfigRules.normalise(entry.substring(colon + 1).trim());
             if (!PROTOCOLS.contains(protocol)) {
                 throw new ConfigException(ServerConfig.LISTENER_SECURITY_PROTOCOL_MAP, entry, "unknown security protocol " + protocol
                     + " (one of " + String.join(", ", PROTOCOLS.stream().sorted().toList()) + ")");
             }
-            protocols.put(normalise(entry.substring(0, colon).trim()), protocol);
+            protocols.put(ClusterConfigRules.normalise(entry.substring(0, colon).trim()), protocol);
         }
         if (!mapSet) {
             for (String protocol : PROTOCOLS) {
@@ -143,12 +142,8 @@ final class UnimplementedSecurity {
             }
             @SuppressWarnings("unchecked")
             List<String> controllerListeners = (List<String>) config.value(ServerConfig.CONTROLLER_LISTENER_NAMES);
-            controllerListeners.forEach(name -> protocols.putIfAbsent(normalise(name), PLAINTEXT));
+            controllerListeners.forEach(name -> protocols.putIfAbsent(ClusterConfigRules.normalise(name), PLAINTEXT));
         }
         return protocols;
-    }
-
-    private static String normalise(String name) {
-        return name.toUpperCase(Locale.ROOT);
     }
 }

@@ -124,14 +124,13 @@ public final class ReplicaManager implements MetadataPublisher {
         throw new ErrorCodeException(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.");
     }
 
-    /** The error of {@link #leaderPartitionOrThrow}, or NONE if this node leads the partition. */
+    /** The error of {@link #leaderPartitionOrThrow}, or NONE if this node leads the partition (no exception thrown). */
     public ErrorCode leadershipError(TopicPartition topicPartition) {
-        try {
-            leaderPartitionOrThrow(topicPartition);
+        Partition partition = partitions.get(topicPartition);
+        if (partition != null && partition.leaderId() == nodeId) {
             return ErrorCode.NONE;
-        } catch (ErrorCodeException e) {
-            return e.error();
         }
+        return partition != null || inImage(topicPartition) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
     }
 
     private boolean inImage(TopicPartition topicPartition) {
@@ -173,6 +172,10 @@ public final class ReplicaManager implements MetadataPublisher {
             TopicImage before = previous.topic(topic.id());
             boolean configChanged = brokerConfigChanged
                 || !previous.configs(ConfigResource.topic(topic.name())).equals(current.configs(ConfigResource.topic(topic.name())));
+            if (before == topic && !configChanged) {
+                // An image shares the TopicImage of every topic a batch did not touch: nothing to do for its partitions.
+                continue;
+            }
             LogConfig config = null;
             for (Map.Entry<Integer, PartitionRegistration> entry : topic.partitions().entrySet()) {
                 PartitionRegistration registration = entry.getValue();
@@ -534,12 +537,15 @@ public final class ReplicaManager implements MetadataPublisher {
     public void appendRecords(long timeoutMs, short requiredAcks, boolean internalTopicsAllowed, UnifiedLog.AppendOrigin origin,
                               Map<TopicPartition, MemoryRecords> entries, Consumer<Map<TopicPartition, ProducePartitionResult>> callback) {
         LinkedHashMap<TopicPartition, ProducePartitionResult> results = new LinkedHashMap<>();
+        boolean anyAppended = false;
         for (Map.Entry<TopicPartition, MemoryRecords> entry : entries.entrySet()) {
-            results.put(entry.getKey(), appendToPartition(entry.getKey(), entry.getValue(), internalTopicsAllowed, origin));
+            ProducePartitionResult result = appendToPartition(entry.getKey(), entry.getValue(), internalTopicsAllowed, origin);
+            results.put(entry.getKey(), result);
+            anyAppended |= result.error() == ErrorCode.NONE;
         }
         // acks=1 waits only for an fsync-on-ack (a broker-wide setting every partition's log shares); acks=0 is never answered.
         boolean waitsForFsync = requiredAcks == 1 && logManager.fsyncOnAck();
-        if (requiredAcks != -1 && !waitsForFsync || results.values().stream().allMatch(r -> r.error() != ErrorCode.NONE)) {
+        if (requiredAcks != -1 && !waitsForFsync || !anyAppended) {
             callback.accept(results);
             return;
         }
