@@ -311,6 +311,9 @@ public final class StrataServer implements AutoCloseable {
             config.getInt(ServerConfig.OFFSETS_RETENTION_MINUTES) * 60L * 1000L, config.getLong(ServerConfig.OFFSETS_RETENTION_CHECK_INTERVAL_MS)),
             offsetsTopic, time, io.strata.coordinator.group.consumer.ExecutorCoordinatorTimer::new, backgroundErrors);
         groupCoordinator.configureConsumerGroups(config.consumerGroupSettings(), new io.strata.server.api.ImageTopicsView(metadata::image));
+        // Before either coordinator loads a partition: state an earlier Strata placed elsewhere moves to Kafka's partition.
+        CoordinatorPlacementUpgrade placementUpgrade = new CoordinatorPlacementUpgrade(logDirs.get(0));
+        placementUpgrade.relocate(offsetsTopic, metadata.image(), nodeId, time.milliseconds());
         metadata.addPublisher(offsetsTopic);
         offsetsTopic.onPartitionsLed(led -> groupCoordinator.onPartitionsLed(led.keySet()));
 
@@ -328,6 +331,8 @@ public final class StrataServer implements AutoCloseable {
                 : new TransactionMarkers(replicaManager, groupCoordinator, time, new io.strata.server.api.InterBrokerMarkerWriter(markerClient),
                     config.interBrokerListenerName()), producerIds::nextProducerIdUnchecked, time, 1,
             io.strata.coordinator.group.consumer.ExecutorCoordinatorTimer::new, backgroundErrors);
+        placementUpgrade.relocate(transactionStateTopic, metadata.image(), nodeId, time.milliseconds());
+        placementUpgrade.finish();
         metadata.addPublisher(transactionStateTopic);
         transactionStateTopic.onPartitionsLed(transactionCoordinator::onPartitionsLed);
         // KIP-890: partition leaders (and group coordinators) reach the coordinator of a transactional id here or on its node.

@@ -85,9 +85,9 @@ public final class GroupCoordinator implements AutoCloseable {
         }
     }
 
-    /** The {@code __consumer_offsets} partition that stores {@code groupId}. */
+    /** The {@code __consumer_offsets} partition that stores {@code groupId}: Kafka's placement ({@link io.strata.coordinator.CoordinatorPlacement}). */
     public int partitionFor(String groupId) {
-        return (groupId.hashCode() & 0x7fffffff) % settings.offsetsTopicPartitions();
+        return io.strata.coordinator.CoordinatorPlacement.partitionFor(groupId, settings.offsetsTopicPartitions());
     }
 
     public int offsetsTopicPartitions() {

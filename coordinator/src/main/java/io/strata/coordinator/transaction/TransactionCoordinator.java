@@ -137,7 +137,7 @@ public final class TransactionCoordinator implements AutoCloseable {
     }
 
     public int partitionFor(String transactionalId) {
-        return (transactionalId.hashCode() & 0x7fffffff) % settings.stateLogPartitions();
+        return io.strata.coordinator.CoordinatorPlacement.partitionFor(transactionalId, settings.stateLogPartitions());
     }
 
     public int stateLogPartitions() {

@@ -46,7 +46,7 @@ class TransactionCoordinatorTest {
             callback.accept(ErrorCode.NONE);
         }
 
-        private static ByteBuffer copy(ByteBuffer buffer) {
+        static ByteBuffer copy(ByteBuffer buffer) {
             ByteBuffer copy = ByteBuffer.allocate(buffer.remaining());
             copy.put(buffer.duplicate()).flip();
             return copy;
@@ -111,6 +111,62 @@ class TransactionCoordinatorTest {
 
     private static <T> T get(java.util.concurrent.CompletableFuture<T> future) throws Exception {
         return future.get(10, TimeUnit.SECONDS);
+    }
+
+    /**
+     * The keys the coordinator writes name their transactional id where
+     * {@link io.strata.coordinator.CoordinatorPlacement#idOfKey} reads it, and a transactional id
+     * an earlier Strata placed in its legacy partition loads, after the move, from Kafka's.
+     */
+    @Test
+    void aTransactionalIdInItsLegacyPartitionLoadsFromKafkasAfterTheMove() throws Exception {
+        String id = "compat-consumer";   // hashCode -1532647967: legacy partition 0 of 3, Kafka's 2
+        TransactionCoordinator writer = start(new RecordingMarkers());
+        TransactionCoordinator.InitResult init = get(writer.initProducerId(id, 60_000, -1, (short) -1));
+        assertThat(init.error()).isEqualTo(ErrorCode.NONE);
+        assertThat(log.records).isNotEmpty().allSatisfy(record ->
+            assertThat(io.strata.coordinator.CoordinatorPlacement.idOfKey(record[0])).isEqualTo(id));
+
+        // Lay the single-partition log out as partition 0 of three (where the legacy rule put the id).
+        java.util.List<java.util.List<ByteBuffer[]>> partitions = java.util.List.of(new java.util.ArrayList<>(log.records),
+            new java.util.ArrayList<>(), new java.util.ArrayList<>());
+        CoordinatorLog three = new CoordinatorLog() {
+            @Override
+            public void append(int partition, MemoryRecords batch, Consumer<ErrorCode> callback) {
+                for (RecordBatch entry : batch.batches()) {
+                    for (Record record : ((DefaultRecordBatch) entry).records()) {
+                        partitions.get(partition).add(new ByteBuffer[] {MemoryLog.copy(record.key()),
+                            record.value() == null ? null : MemoryLog.copy(record.value())});
+                    }
+                }
+                callback.accept(ErrorCode.NONE);
+            }
+
+            @Override
+            public void replay(int partition, BiConsumer<ByteBuffer, ByteBuffer> consumer) {
+                for (ByteBuffer[] record : partitions.get(partition)) {
+                    consumer.accept(record[0].duplicate(), record[1] == null ? null : record[1].duplicate());
+                }
+            }
+        };
+        assertThat(io.strata.coordinator.CoordinatorPlacement.relocate("__transaction_state", three, 3, time.milliseconds()).idsMoved())
+            .containsExactly(id);
+
+        TransactionCoordinator reader = new TransactionCoordinator(new TransactionCoordinatorSettings(3, 900_000, 604_800_000L, 3_600_000L),
+            three, new RecordingMarkers(), nextProducerId::getAndIncrement, time, 1);
+        started.add(reader);
+        assertThat(reader.partitionFor(id)).isEqualTo(2);
+        reader.onPartitionsLed(Map.of(0, 0, 1, 0, 2, 0));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!reader.isLoaded(id) && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertThat(reader.isLoaded(id)).isTrue();
+        // The same producer id comes back with the next epoch: the moved state was found.
+        TransactionCoordinator.InitResult again = get(reader.initProducerId(id, 60_000, -1, (short) -1));
+        assertThat(again.error()).isEqualTo(ErrorCode.NONE);
+        assertThat(again.producerId()).isEqualTo(init.producerId());
+        assertThat(again.producerEpoch()).isEqualTo((short) (init.producerEpoch() + 1));
     }
 
     @Test
