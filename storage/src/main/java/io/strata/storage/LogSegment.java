@@ -333,7 +333,7 @@ public final class LogSegment implements Closeable {
                 if (type == ControlRecordType.ABORT || type == ControlRecordType.COMMIT) {
                     EndTransactionMarker marker = EndTransactionMarker.fromRecord(record);
                     ProducerStateManager.CompletedTxn completed = producerState.recordMarker(batch.producerId(), batch.producerEpoch(),
-                        marker.coordinatorEpoch(), type == ControlRecordType.COMMIT, batch.baseOffset(), batch.maxTimestamp(), false);
+                        marker.coordinatorEpoch(), type == ControlRecordType.COMMIT, batch.baseOffset(), batch.maxTimestamp(), MarkerCheck.NONE);
                     if (writeTxnIndex && completed != null && completed.isAborted()) {
                         long lastStable = producerState.firstUnstableOffset().orElse(batch.baseOffset() + 1);
                         txnIndex.append(new AbortedTxn(completed.producerId(), completed.firstOffset(), completed.lastOffset(),

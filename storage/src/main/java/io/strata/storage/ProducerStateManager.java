@@ -216,12 +216,20 @@ public final class ProducerStateManager {
      * Records a transaction marker. Returns the completed transaction, or null if the producer
      * had no open transaction here (a marker for a partition it never wrote to).
      *
-     * @throws ErrorCodeException with INVALID_PRODUCER_EPOCH for a marker from an older epoch
-     *                            or TRANSACTION_COORDINATOR_FENCED for a stale coordinator
+     * @throws ErrorCodeException with INVALID_PRODUCER_EPOCH for a marker from an older epoch (or,
+     *                            under {@link MarkerCheck#NEWER_WHILE_OPEN}, one not newer than an
+     *                            open transaction's) or TRANSACTION_COORDINATOR_FENCED for a stale coordinator
      */
     public CompletedTxn recordMarker(long producerId, short producerEpoch, int coordinatorEpoch, boolean commit,
-                                     long markerOffset, long timestamp, boolean validate) {
-        ProducerStateEntry entry = producers.computeIfAbsent(producerId, ProducerStateEntry::empty);
+                                     long markerOffset, long timestamp, MarkerCheck check) {
+        boolean validate = check != MarkerCheck.NONE;
+        ProducerStateEntry existing = producers.get(producerId);
+        if (check == MarkerCheck.NEWER_WHILE_OPEN && existing != null && existing.currentTxnFirstOffset.isPresent()
+                && producerEpoch <= existing.producerEpoch) {
+            throw new ErrorCodeException(ErrorCode.INVALID_PRODUCER_EPOCH, "Transactions v2 marker epoch " + producerEpoch
+                + " is not above the epoch " + existing.producerEpoch + " of producer " + producerId + "'s open transaction in " + topicPartition);
+        }
+        ProducerStateEntry entry = existing != null ? existing : producers.computeIfAbsent(producerId, ProducerStateEntry::empty);
         if (validate && producerEpoch < entry.producerEpoch) {
             throw new ErrorCodeException(ErrorCode.INVALID_PRODUCER_EPOCH, "Marker epoch " + producerEpoch + " is older than producer "
                 + producerId + "'s epoch " + entry.producerEpoch + " in " + topicPartition);

@@ -310,7 +310,7 @@ public final class UnifiedLog implements Closeable {
                 maxTimestamp = Math.max(maxTimestamp, batch.maxTimestamp());
                 recordCount += batch.recordCount();
             }
-            append(records, batches, firstOffset, nextOffset - 1, leaderEpoch, origin != AppendOrigin.REPLICATION);
+            append(records, batches, firstOffset, nextOffset - 1, leaderEpoch, origin == AppendOrigin.REPLICATION ? MarkerCheck.NONE : MarkerCheck.NOT_OLDER);
             return new LogAppendInfo(firstOffset, nextOffset - 1, maxTimestamp, config.logAppendTime ? now : -1L, logStartOffset,
                 recordCount, false);
         }
@@ -403,6 +403,11 @@ public final class UnifiedLog implements Closeable {
      * with offsets to be assigned here).
      */
     public LogAppendInfo appendMarker(MemoryRecords markerBatch, int leaderEpoch) throws IOException {
+        return appendMarker(markerBatch, leaderEpoch, MarkerCheck.NOT_OLDER);
+    }
+
+    /** {@link #appendMarker(MemoryRecords, int)} with the given check of the markers' epochs. */
+    public LogAppendInfo appendMarker(MemoryRecords markerBatch, int leaderEpoch, MarkerCheck check) throws IOException {
         synchronized (lock) {
             checkOpen();
             long now = time.milliseconds();
@@ -417,14 +422,14 @@ public final class UnifiedLog implements Closeable {
                 batch.setPartitionLeaderEpoch(leaderEpoch);
                 nextOffset = batch.lastOffset() + 1;
             }
-            append(markerBatch, batches, firstOffset, nextOffset - 1, leaderEpoch, true);
+            append(markerBatch, batches, firstOffset, nextOffset - 1, leaderEpoch, check);
             return new LogAppendInfo(firstOffset, nextOffset - 1, now, -1L, logStartOffset, batches.size(), false);
         }
     }
 
     /** Writes validated batches with assigned offsets; updates producer state, indexes, epochs and the log end. */
     private void append(MemoryRecords records, List<DefaultRecordBatch> batches, long firstOffset, long lastOffset, int leaderEpoch,
-                        boolean validateMarkers) throws IOException {
+                        MarkerCheck markerCheck) throws IOException {
         long maxTimestamp = batches.stream().mapToLong(DefaultRecordBatch::maxTimestamp).max().orElse(-1L);
         LogSegment segment = maybeRoll(records.sizeInBytes(), maxTimestamp, lastOffset);
         // Producer state first (markers can still be refused), then the bytes.
@@ -434,7 +439,7 @@ public final class UnifiedLog implements Closeable {
                 continue;
             }
             if (batch.isControlBatch()) {
-                ProducerStateManager.CompletedTxn txn = applyMarker(batch, validateMarkers);
+                ProducerStateManager.CompletedTxn txn = applyMarker(batch, markerCheck);
                 if (txn != null) {
                     completed.add(txn);
                 }
@@ -461,7 +466,7 @@ public final class UnifiedLog implements Closeable {
         }
     }
 
-    private ProducerStateManager.CompletedTxn applyMarker(DefaultRecordBatch batch, boolean validate) {
+    private ProducerStateManager.CompletedTxn applyMarker(DefaultRecordBatch batch, MarkerCheck check) {
         List<Record> records = batch.records();
         if (records.size() != 1) {
             throw new ErrorCodeException(ErrorCode.INVALID_RECORD, "a transaction marker batch holds exactly one record, not " + records.size());
@@ -473,7 +478,7 @@ public final class UnifiedLog implements Closeable {
         }
         EndTransactionMarker marker = EndTransactionMarker.fromRecord(record);
         return producerState.recordMarker(batch.producerId(), batch.producerEpoch(), marker.coordinatorEpoch(),
-            type == ControlRecordType.COMMIT, batch.baseOffset(), batch.maxTimestamp(), validate);
+            type == ControlRecordType.COMMIT, batch.baseOffset(), batch.maxTimestamp(), check);
     }
 
     private LogSegment maybeRoll(int messagesSize, long maxTimestamp, long maxOffset) throws IOException {

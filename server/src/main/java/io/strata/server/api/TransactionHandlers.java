@@ -335,11 +335,10 @@ final class TransactionHandlers {
                     new WriteTxnMarkersResponseData.WritableTxnMarkerTopicResult().setName(topic.name());
                 for (int partition : topic.partitionIndexes()) {
                     TopicPartition topicPartition = new TopicPartition(topic.name(), partition);
-                    ErrorCode error = staleTransactionsV2Marker(topicPartition, marker);
-                    if (error == ErrorCode.NONE) {
-                        error = markers.writeMarker(topicPartition, marker.producerId(), marker.producerEpoch(), marker.coordinatorEpoch(),
-                            marker.transactionResult());
-                    }
+                    // WriteTxnMarkers v2 (KIP-1228) says which transaction version the marker ends; see MarkerCheck.
+                    ErrorCode error = markers.writeMarker(topicPartition, marker.producerId(), marker.producerEpoch(), marker.coordinatorEpoch(),
+                        marker.transactionResult(), marker.transactionVersion() >= TransactionMetadata.TRANSACTION_VERSION_2
+                            ? io.strata.storage.MarkerCheck.NEWER_WHILE_OPEN : io.strata.storage.MarkerCheck.NOT_OLDER);
                     topicResult.partitions().add(new WriteTxnMarkersResponseData.WritableTxnMarkerPartitionResult()
                         .setPartitionIndex(partition).setErrorCode(error.code()));
                 }
@@ -348,30 +347,6 @@ final class TransactionHandlers {
             response.markers().add(result);
         }
         request.respond(response);
-    }
-
-    /**
-     * WriteTxnMarkers v2 (KIP-1228) says which transaction version the marker ends. A
-     * transactions v2 coordinator bumps the epoch at every end, so its marker's epoch is strictly
-     * above the epoch the transaction's data was written with: a v2 marker whose epoch is not
-     * above the partition's current epoch of that producer is a stale or duplicated marker and
-     * is refused with INVALID_PRODUCER_EPOCH, where the v1 rule (epoch not below) would accept it.
-     */
-    private ErrorCode staleTransactionsV2Marker(TopicPartition topicPartition, WriteTxnMarkersRequestData.WritableTxnMarker marker) {
-        if (marker.transactionVersion() < TransactionMetadata.TRANSACTION_VERSION_2) {
-            return ErrorCode.NONE;
-        }
-        Partition partition = context.replicaManager().partition(topicPartition);
-        if (partition == null) {
-            return ErrorCode.NONE; // the append answers the missing partition with Kafka's error
-        }
-        for (ProducerStateEntry entry : partition.log().producerStateSnapshot()) {
-            if (entry.producerId() == marker.producerId() && entry.currentTxnFirstOffset().isPresent()
-                    && marker.producerEpoch() <= entry.producerEpoch()) {
-                return ErrorCode.INVALID_PRODUCER_EPOCH;
-            }
-        }
-        return ErrorCode.NONE;
     }
 
     // ---------------------------------------------------------------- admin

@@ -173,9 +173,15 @@ public final class TransactionMarkers implements MarkerWriter {
 
     /** Appends one marker here, as the partition's leader; returns NONE or the error. */
     public ErrorCode writeMarker(TopicPartition topicPartition, long producerId, short producerEpoch, int coordinatorEpoch, boolean commit) {
+        return writeMarker(topicPartition, producerId, producerEpoch, coordinatorEpoch, commit, io.strata.storage.MarkerCheck.NOT_OLDER);
+    }
+
+    /** {@link #writeMarker(TopicPartition, long, short, int, boolean)} with the given check of the marker's epoch. */
+    public ErrorCode writeMarker(TopicPartition topicPartition, long producerId, short producerEpoch, int coordinatorEpoch, boolean commit,
+                                 io.strata.storage.MarkerCheck check) {
         EndTransactionMarker marker = new EndTransactionMarker(commit ? ControlRecordType.COMMIT : ControlRecordType.ABORT, coordinatorEpoch);
         ErrorCode error = replicaManager.appendMarker(topicPartition,
-            RecordBatchBuilder.endTransactionMarker(0L, time.milliseconds(), 0, producerId, producerEpoch, marker));
+            RecordBatchBuilder.endTransactionMarker(0L, time.milliseconds(), 0, producerId, producerEpoch, marker), check);
         if (error == ErrorCode.NONE && topicPartition.topic().equals(InternalTopics.CONSUMER_OFFSETS)) {
             groupCoordinator.onTransactionMarker(topicPartition.partition(), producerId, commit);
         }

@@ -91,8 +91,8 @@ public final class Partition {
     }
 
     /** Appends a transaction marker written by the transaction coordinator and advances the high watermark. */
-    public void appendMarkerToLeader(MemoryRecords marker) throws IOException {
-        log.appendMarker(marker, leaderEpoch);
+    public void appendMarkerToLeader(MemoryRecords marker, io.strata.storage.MarkerCheck check) throws IOException {
+        log.appendMarker(marker, leaderEpoch, check);
         if (log.fsyncOnAck()) {
             log.flush(log.logEndOffset());
         }

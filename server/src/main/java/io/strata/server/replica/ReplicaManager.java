@@ -513,9 +513,14 @@ public final class ReplicaManager implements MetadataPublisher {
 
     /** Appends a transaction marker (control batch) as the leader; returns NONE or the error. */
     public ErrorCode appendMarker(TopicPartition topicPartition, MemoryRecords marker) {
+        return appendMarker(topicPartition, marker, io.strata.storage.MarkerCheck.NOT_OLDER);
+    }
+
+    /** {@link #appendMarker(TopicPartition, MemoryRecords)}, checking the marker's epoch as {@code check} says. */
+    public ErrorCode appendMarker(TopicPartition topicPartition, MemoryRecords marker, io.strata.storage.MarkerCheck check) {
         try {
             Partition partition = leaderPartitionOrThrow(topicPartition);
-            partition.appendMarkerToLeader(marker);
+            partition.appendMarkerToLeader(marker, check);
             fetchPurgatory.checkAndComplete(topicPartition);
             producePurgatory.checkAndComplete(topicPartition);
             return ErrorCode.NONE;
