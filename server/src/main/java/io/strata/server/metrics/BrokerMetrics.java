@@ -1,6 +1,5 @@
 package io.strata.server.metrics;
 
-import io.strata.server.StrataServer;
 import io.strata.server.config.ServerConfig;
 import io.strata.server.network.NetworkObserver;
 import io.strata.server.replica.ReplicaManager;
@@ -12,7 +11,7 @@ import java.util.Set;
 import java.util.function.LongConsumer;
 
 /**
- * Everything metrics for one broker, in one place for {@link StrataServer} to wire: the
+ * Everything metrics for one broker, in one place for {@code StrataServer} to wire: the
  * recorders the request path writes to (network, per topic, flushes), the scrape-time
  * collectors, the health checks and the HTTP endpoint. With {@code metrics.enabled=false}
  * there is no endpoint and the recorders do nothing.
@@ -46,12 +45,14 @@ public final class BrokerMetrics implements AutoCloseable {
     }
 
     /**
-     * Creates the recorders and collectors of {@code server} and starts the endpoint on
-     * {@code metrics.listener}, or returns {@link #disabled()} if {@code metrics.enabled=false}.
+     * Creates the recorders and the collectors reading {@code serverSources}, starts the endpoint
+     * on {@code metrics.listener} with health checks reading {@code healthSources}, or returns
+     * {@link #disabled()} if {@code metrics.enabled=false}.
      *
      * @throws IOException if the endpoint's address cannot be bound
      */
-    public static BrokerMetrics start(StrataServer server, ServerConfig config) throws IOException {
+    public static BrokerMetrics start(ServerConfig config, ServerMetrics.Sources serverSources, HealthChecks.Sources healthSources)
+        throws IOException {
         if (!config.getBoolean(ServerConfig.METRICS_ENABLED)) {
             return disabled();
         }
@@ -61,8 +62,8 @@ public final class BrokerMetrics implements AutoCloseable {
         for (String endpoint : config.listeners()) {
             requestMetrics.registerListener(ServerConfig.Endpoint.parse(endpoint).listenerName());
         }
-        BrokerTopicMetrics topicMetrics = new BrokerTopicMetrics(() -> hostedTopics(server.replicaManager()));
-        ServerMetrics serverMetrics = new ServerMetrics(server);
+        BrokerTopicMetrics topicMetrics = new BrokerTopicMetrics(() -> hostedTopics(serverSources.replicaManager().get()));
+        ServerMetrics serverMetrics = new ServerMetrics(serverSources);
         JvmMetrics jvmMetrics = new JvmMetrics();
         registry.register(serverMetrics);
         registry.register(requestMetrics);
@@ -70,7 +71,7 @@ public final class BrokerMetrics implements AutoCloseable {
         registry.register(jvmMetrics);
         MetricsHttpServer http;
         try {
-            http = MetricsHttpServer.start(listener, registry, new HealthChecks(server));
+            http = MetricsHttpServer.start(listener, registry, new HealthChecks(healthSources));
         } catch (IOException | RuntimeException e) {
             jvmMetrics.close();
             throw e;

@@ -2,12 +2,14 @@ package io.strata.server.metrics;
 
 import io.strata.coordinator.group.GroupCoordinator;
 import io.strata.coordinator.transaction.TransactionCoordinator;
-import io.strata.server.StrataServer;
 import io.strata.storage.LogManager;
 
 import java.lang.management.ManagementFactory;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /**
  * The broker's liveness and readiness, as {@code /health/live} and {@code /health/ready}
@@ -25,7 +27,30 @@ import java.util.Map;
  * <p>Thread-safe; every check reads volatile state.
  */
 public final class HealthChecks {
-    private final StrataServer server;
+    private final Sources sources;
+
+    /**
+     * What the checks read from the node, each at check time. A component supplier answers null
+     * until start-up creates the component (and always on a node without the broker role).
+     *
+     * @param metadataLoaded                whether the metadata log has been replayed into the image
+     * @param recoveringFromUncleanShutdown whether this start follows an unclean shutdown (so loading the logs recovers them)
+     * @param started                       whether the listeners are bound and the request handlers run
+     * @param shuttingDown                  whether the controlled shutdown has begun
+     */
+    public record Sources(BooleanSupplier metadataLoaded, BooleanSupplier recoveringFromUncleanShutdown, BooleanSupplier started,
+                          BooleanSupplier shuttingDown, Supplier<LogManager> logManager, Supplier<GroupCoordinator> groupCoordinator,
+                          Supplier<TransactionCoordinator> transactionCoordinator) {
+        public Sources {
+            Objects.requireNonNull(metadataLoaded, "metadataLoaded");
+            Objects.requireNonNull(recoveringFromUncleanShutdown, "recoveringFromUncleanShutdown");
+            Objects.requireNonNull(started, "started");
+            Objects.requireNonNull(shuttingDown, "shuttingDown");
+            Objects.requireNonNull(logManager, "logManager");
+            Objects.requireNonNull(groupCoordinator, "groupCoordinator");
+            Objects.requireNonNull(transactionCoordinator, "transactionCoordinator");
+        }
+    }
 
     /**
      * @param healthy whether every check passed
@@ -78,8 +103,8 @@ public final class HealthChecks {
         }
     }
 
-    public HealthChecks(StrataServer server) {
-        this.server = server;
+    public HealthChecks(Sources sources) {
+        this.sources = Objects.requireNonNull(sources, "sources");
     }
 
     public Status liveness() {
@@ -92,11 +117,11 @@ public final class HealthChecks {
 
     public Status readiness() {
         Map<String, String> checks = new LinkedHashMap<>();
-        checks.put("metadata", server.isMetadataLoaded() ? "ok" : "replaying the metadata log");
+        checks.put("metadata", sources.metadataLoaded().getAsBoolean() ? "ok" : "replaying the metadata log");
         checks.put("logs", logsCheck());
         checks.put("coordinators", coordinatorsCheck());
-        checks.put("listeners", server.isStarted() ? "ok" : "listeners and request handlers not started");
-        if (server.isShuttingDown()) {
+        checks.put("listeners", sources.started().getAsBoolean() ? "ok" : "listeners and request handlers not started");
+        if (sources.shuttingDown().getAsBoolean()) {
             checks.put("shutdown", "shutting down");
         }
         String reason = null;
@@ -110,20 +135,20 @@ public final class HealthChecks {
     }
 
     private String logsCheck() {
-        LogManager logManager = server.logManager();
+        LogManager logManager = sources.logManager().get();
         if (logManager == null) {
             return "log manager not created";
         }
         if (logManager.isLoaded()) {
             return "ok";
         }
-        String what = server.isRecoveringFromUncleanShutdown() ? "log recovery in progress (unclean shutdown)" : "loading partition logs";
+        String what = sources.recoveringFromUncleanShutdown().getAsBoolean() ? "log recovery in progress (unclean shutdown)" : "loading partition logs";
         return what + ": " + logManager.loadingRemaining() + " partition logs remaining";
     }
 
     private String coordinatorsCheck() {
-        GroupCoordinator groups = server.groupCoordinator();
-        TransactionCoordinator transactions = server.transactionCoordinator();
+        GroupCoordinator groups = sources.groupCoordinator().get();
+        TransactionCoordinator transactions = sources.transactionCoordinator().get();
         if (groups == null || transactions == null) {
             return "coordinators not created";
         }

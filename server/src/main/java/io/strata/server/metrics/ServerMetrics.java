@@ -1,11 +1,11 @@
 package io.strata.server.metrics;
 
+import io.strata.common.BackgroundErrors;
 import io.strata.coordinator.group.GroupCoordinator;
 import io.strata.coordinator.group.GroupStatistics;
 import io.strata.metadata.MetadataImage;
 import io.strata.metadata.PartitionRegistration;
 import io.strata.metadata.TopicImage;
-import io.strata.server.StrataServer;
 import io.strata.server.network.RequestChannel;
 import io.strata.server.network.RequestHandlerPool;
 import io.strata.server.network.RequestMemoryPool;
@@ -32,10 +32,13 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
+import java.util.function.Supplier;
 
 /**
  * The metrics of one broker that are read at scrape time from its components (partitions,
@@ -51,7 +54,7 @@ public final class ServerMetrics implements MetricsCollector {
     /** How long a scrape waits for the group coordinator's shard threads. */
     static final long GROUP_STATISTICS_TIMEOUT_MS = 2_000;
 
-    private final StrataServer server;
+    private final Sources sources;
     private final Histogram flushTime = Histogram.latency();
     private final ThreadMXBean threadBean = ManagementFactory.getThreadMXBean();
     private final IdleWindow handlerIdle = new IdleWindow();
@@ -80,8 +83,45 @@ public final class ServerMetrics implements MetricsCollector {
         }
     }
 
-    public ServerMetrics(StrataServer server) {
-        this.server = server;
+    /**
+     * What a scrape reads from the node. A component supplier answers null until start-up
+     * creates the component (and always for a role the node does not have); its section is
+     * then skipped.
+     *
+     * @param nodeId                        this node's id (which partitions it leads)
+     * @param logDirs                       the data directories whose file systems are reported
+     * @param backgroundErrors              the failures of background work, by task
+     * @param started                       whether start-up finished
+     * @param shuttingDown                  whether the controlled shutdown has begun
+     * @param recoveringFromUncleanShutdown whether this start follows an unclean shutdown
+     * @param image                         the current metadata image, or null before the loader exists
+     */
+    public record Sources(int nodeId, List<Path> logDirs, BackgroundErrors backgroundErrors, BooleanSupplier started, BooleanSupplier shuttingDown,
+                          BooleanSupplier recoveringFromUncleanShutdown, Supplier<MetadataImage> image, Supplier<LogManager> logManager,
+                          Supplier<ReplicaManager> replicaManager, Supplier<GroupCoordinator> groupCoordinator,
+                          Supplier<RequestChannel> requestChannel, Supplier<RequestHandlerPool> requestHandlerPool,
+                          Supplier<SocketServer> socketServer, Supplier<DelayedOperationPurgatory<?>> producePurgatory,
+                          Supplier<DelayedOperationPurgatory<?>> fetchPurgatory) {
+        public Sources {
+            logDirs = List.copyOf(logDirs);
+            Objects.requireNonNull(backgroundErrors, "backgroundErrors");
+            Objects.requireNonNull(started, "started");
+            Objects.requireNonNull(shuttingDown, "shuttingDown");
+            Objects.requireNonNull(recoveringFromUncleanShutdown, "recoveringFromUncleanShutdown");
+            Objects.requireNonNull(image, "image");
+            Objects.requireNonNull(logManager, "logManager");
+            Objects.requireNonNull(replicaManager, "replicaManager");
+            Objects.requireNonNull(groupCoordinator, "groupCoordinator");
+            Objects.requireNonNull(requestChannel, "requestChannel");
+            Objects.requireNonNull(requestHandlerPool, "requestHandlerPool");
+            Objects.requireNonNull(socketServer, "socketServer");
+            Objects.requireNonNull(producePurgatory, "producePurgatory");
+            Objects.requireNonNull(fetchPurgatory, "fetchPurgatory");
+        }
+    }
+
+    public ServerMetrics(Sources sources) {
+        this.sources = Objects.requireNonNull(sources, "sources");
     }
 
     /** Where the logs report flush durations (nanoseconds). */
@@ -108,7 +148,7 @@ public final class ServerMetrics implements MetricsCollector {
     private void collectBackgroundErrors(List<MetricFamily> out) {
         MetricFamily errors = MetricFamily.counter("strata_server_background_errors_total",
             "Failures of background tasks (periodic passes, scheduler and coordinator thread work), by task; the task keeps running.", "task");
-        server.backgroundErrors().counts().forEach((task, count) -> errors.add(count, task));
+        sources.backgroundErrors().counts().forEach((task, count) -> errors.add(count, task));
         out.add(errors);
     }
 
@@ -125,14 +165,14 @@ public final class ServerMetrics implements MetricsCollector {
     }
 
     private int brokerState() {
-        if (server.isShuttingDown()) {
+        if (sources.shuttingDown().getAsBoolean()) {
             return 7;
         }
-        if (server.isStarted()) {
+        if (sources.started().getAsBoolean()) {
             return 3;
         }
-        LogManager logs = server.logManager();
-        return logs != null && !logs.isLoaded() && server.isRecoveringFromUncleanShutdown() ? 2 : 1;
+        LogManager logs = sources.logManager().get();
+        return logs != null && !logs.isLoaded() && sources.recoveringFromUncleanShutdown().getAsBoolean() ? 2 : 1;
     }
 
     // ---------------------------------------------------------------- partitions
@@ -153,7 +193,7 @@ public final class ServerMetrics implements MetricsCollector {
             "High watermark minus last stable offset (open transactions hold consumers back by this much).");
         MetricFamily underReplicated = partitionGauge("kafka_cluster_partition_underreplicated",
             "1 if the partition has fewer in-sync replicas than replicas (always 0 on a single node).");
-        ReplicaManager replicaManager = server.replicaManager();
+        ReplicaManager replicaManager = sources.replicaManager().get();
         MetadataImage image = image();
         if (replicaManager != null) {
             for (Partition partition : sortedPartitions(replicaManager)) {
@@ -181,8 +221,7 @@ public final class ServerMetrics implements MetricsCollector {
     }
 
     private MetadataImage image() {
-        io.strata.metadata.MetadataLoader metadata = server.metadata();
-        return metadata == null ? null : metadata.image();
+        return sources.image().get();
     }
 
     private static boolean isUnderReplicated(MetadataImage image, TopicPartition topicPartition) {
@@ -195,11 +234,11 @@ public final class ServerMetrics implements MetricsCollector {
     }
 
     private void collectReplicaManager(List<MetricFamily> out) {
-        ReplicaManager replicaManager = server.replicaManager();
+        ReplicaManager replicaManager = sources.replicaManager().get();
         if (replicaManager == null) {
             return;
         }
-        int nodeId = server.nodeId();
+        int nodeId = sources.nodeId();
         MetadataImage image = image();
         int leaders = 0;
         int underReplicated = 0;
@@ -245,18 +284,18 @@ public final class ServerMetrics implements MetricsCollector {
 
     private void collectRequestPipeline(List<MetricFamily> out) {
         long now = System.nanoTime();
-        RequestChannel channel = server.requestChannel();
+        RequestChannel channel = sources.requestChannel().get();
         if (channel != null) {
             out.add(MetricFamily.gauge("kafka_network_requestchannel_requestqueuesize", "Requests waiting in the request channel.")
                 .add(channel.size()));
         }
-        RequestHandlerPool pool = server.requestHandlerPool();
+        RequestHandlerPool pool = sources.requestHandlerPool().get();
         if (pool != null) {
             out.add(MetricFamily.gauge("kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent",
                 "Fraction (0-1) of time the request handler threads were idle since the previous scrape.")
                 .add(handlerIdle.update(now, pool.idleNanos(), pool.threadCount())));
         }
-        SocketServer socketServer = server.socketServer();
+        SocketServer socketServer = sources.socketServer().get();
         if (socketServer != null) {
             RequestMemoryPool memoryPool = socketServer.memoryPool();
             out.add(MetricFamily.gauge("kafka_network_socketserver_memorypoolavailable",
@@ -314,7 +353,7 @@ public final class ServerMetrics implements MetricsCollector {
             "Operations waiting in the purgatory.", "delayed_operation");
         MetricFamily expired = MetricFamily.counter("kafka_server_delayedoperationpurgatory_expires_total",
             "Operations completed by the timing wheel because their delay ran out.", "delayed_operation");
-        for (DelayedOperationPurgatory<?> purgatory : new DelayedOperationPurgatory<?>[] {server.producePurgatory(), server.fetchPurgatory()}) {
+        for (DelayedOperationPurgatory<?> purgatory : new DelayedOperationPurgatory<?>[] {sources.producePurgatory().get(), sources.fetchPurgatory().get()}) {
             if (purgatory != null) {
                 size.add(purgatory.watched(), purgatory.purgatoryName());
                 delayed.add(purgatory.numDelayed(), purgatory.purgatoryName());
@@ -329,7 +368,7 @@ public final class ServerMetrics implements MetricsCollector {
     private void collectStorage(List<MetricFamily> out) {
         out.add(MetricFamily.histogram("kafka_log_logflushstats_logflushrateandtimems", "Time to fsync a log's segments, ms.")
             .addHistogram(flushTime.snapshot(), Histogram.NANOS_PER_MS));
-        LogManager logManager = server.logManager();
+        LogManager logManager = sources.logManager().get();
         if (logManager == null) {
             return;
         }
@@ -338,7 +377,7 @@ public final class ServerMetrics implements MetricsCollector {
         MetricFamily usable = MetricFamily.gauge("strata_logdir_usable_bytes", "Bytes available to the broker on a data directory's file system.",
             "dir");
         MetricFamily total = MetricFamily.gauge("strata_logdir_total_bytes", "Size of a data directory's file system.", "dir");
-        for (Path dir : server.config().logDirs()) {
+        for (Path dir : sources.logDirs()) {
             try {
                 FileStore store = Files.getFileStore(dir);
                 usable.add(store.getUsableSpace(), dir.toString());
@@ -414,8 +453,8 @@ public final class ServerMetrics implements MetricsCollector {
     // ---------------------------------------------------------------- groups
 
     private void collectGroups(List<MetricFamily> out) {
-        GroupCoordinator coordinator = server.groupCoordinator();
-        ReplicaManager replicaManager = server.replicaManager();
+        GroupCoordinator coordinator = sources.groupCoordinator().get();
+        ReplicaManager replicaManager = sources.replicaManager().get();
         if (coordinator == null || replicaManager == null) {
             return;
         }

@@ -1,17 +1,13 @@
 package io.strata.server.metrics;
 
-import io.strata.common.Time;
 import io.strata.common.config.ConfigException;
-import io.strata.server.StrataServer;
 import io.strata.server.config.ServerConfig;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -39,12 +35,13 @@ class MetricsHttpServerTest {
     }
 
     @Test
-    void servesMetricsInEitherFormatAndHealthAsJson(@TempDir Path dir) throws Exception {
+    void servesMetricsInEitherFormatAndHealthAsJson() throws Exception {
         // A broker that was never started: live, but not ready, and the reason says why.
-        StrataServer server = new StrataServer(ServerConfig.fromMap(Map.of("log.dirs", dir.toString())), Time.SYSTEM);
+        HealthChecks.Sources neverStarted = new HealthChecks.Sources(() -> false, () -> false, () -> false, () -> false, () -> null, () -> null,
+            () -> null);
         MetricsRegistry registry = new MetricsRegistry();
         registry.register(out -> out.add(MetricFamily.counter("test_requests_total", "Test.").add(3)));
-        try (MetricsHttpServer http = MetricsHttpServer.start(new MetricsHttpServer.Listener("127.0.0.1", 0), registry, new HealthChecks(server))) {
+        try (MetricsHttpServer http = MetricsHttpServer.start(new MetricsHttpServer.Listener("127.0.0.1", 0), registry, new HealthChecks(neverStarted))) {
             int port = http.port();
             HttpResponse<String> text = get(port, "/metrics", null);
             assertThat(text.statusCode()).isEqualTo(200);

@@ -1,0 +1,82 @@
+package io.strata.server;
+
+import io.strata.metadata.ControllerSettings;
+import io.strata.metadata.QuorumController;
+import io.strata.raft.RaftNode;
+import io.strata.server.api.ApiDispatcher;
+import io.strata.server.api.BrokerContext;
+import io.strata.server.api.ControllerApis;
+import io.strata.server.config.ServerConfig;
+
+/**
+ * The controller role of a node ({@code process.roles} has {@code controller}, or the
+ * zero-config standalone node): the {@link QuorumController} (its event loop, broker heartbeats
+ * and sessions) and, on a cluster node, the controller listeners served by {@link ControllerApis}.
+ *
+ * <p>Start-up, as {@link StrataServer} sequences it: {@link #createController} once the metadata
+ * log is open (the quorum's commit listener feeds the controller, so it exists before the
+ * quorum), {@link #start} once the quorum exists, {@link #startListeners} once the network
+ * layer does. Start-up and shutdown run on one thread; {@link #controller()} is volatile for
+ * readers elsewhere.
+ */
+final class ControllerServer {
+    private final SharedServer shared;
+    private volatile QuorumController controller;
+
+    ControllerServer(SharedServer shared) {
+        this.shared = shared;
+    }
+
+    /** Creates the controller over the cluster id and the features the metadata log was formatted with. */
+    void createController() {
+        if (controller != null) {
+            throw new IllegalStateException("the controller of node " + shared.config().nodeId() + " was already created");
+        }
+        ServerConfig config = shared.config();
+        boolean standalone = config.isStandaloneDefault();
+        io.strata.metadata.MetadataLoader metadata = shared.metadata();
+        controller = new QuorumController(new ControllerSettings(config.nodeId(), config.getInt(ServerConfig.NUM_PARTITIONS),
+            config.getShort(ServerConfig.DEFAULT_REPLICATION_FACTOR), config.getBoolean(ServerConfig.DELETE_TOPIC_ENABLE), config.topicDefaults(),
+            shared.clusterId(), config.getInt(ServerConfig.BROKER_SESSION_TIMEOUT_MS)), shared.features().bootstrapLevels(config.formatFeatures()),
+            shared.time(),
+            // A single node answers a change once its own image (and every publisher: logs, coordinators) has it, so a client
+            // reads its writes; a cluster's controller answers at commit, as Kafka's does (brokers catch up on their own).
+            standalone ? metadata::whenApplied : offset -> java.util.concurrent.CompletableFuture.completedFuture(null));
+    }
+
+    /** Starts the controller on the quorum (it becomes active when this node leads). */
+    void start(RaftNode quorum) {
+        controller.start(quorum);
+    }
+
+    /**
+     * On a cluster node, registers the controller listeners and starts them first: the quorum
+     * forms over them, and brokers register through them. The standalone node has none.
+     */
+    void startListeners() throws InterruptedException {
+        ServerConfig config = shared.config();
+        if (config.isStandaloneDefault()) {
+            return;
+        }
+        BrokerContext controllerContext = new BrokerContext(config, config.nodeId(), shared.clusterId(), controller, null, ControllerApis.apiVersions(),
+            shared.features(), null, shared.time(), null, null, null, null, shared.directoryId(), shared.metadata(), shared.quorum(), null);
+        ApiDispatcher controllerDispatcher = new ApiDispatcher(ControllerApis.apiVersions(), ControllerApis.create(controllerContext, controller,
+            shared.quorum(), shared.peers()::endpoints));
+        for (String name : config.controllerListenerNames()) {
+            shared.dispatcher().register(name, controllerDispatcher);
+        }
+        shared.socketServer().start(name -> config.isControllerListener(name));
+    }
+
+    /** The controller (null before {@link #createController}). */
+    QuorumController controller() {
+        return controller;
+    }
+
+    void close() throws Exception {
+        QuorumController current = controller;
+        if (current != null) {
+            current.close();
+        }
+    }
+}
