@@ -173,7 +173,7 @@ public final class StrataServer implements AutoCloseable {
     /** What /health/ready reads. */
     private HealthChecks.Sources healthSources() {
         return new HealthChecks.Sources(shared::isMetadataLoaded, shared::isRecoveringFromUncleanShutdown, this::isStarted, this::isShuttingDown,
-            shared::logManager, fromBroker(BrokerServer::groupCoordinator), fromBroker(BrokerServer::transactionCoordinator));
+            shared::logManager, fromBroker(BrokerServer::groupCoordinator), fromBroker(BrokerServer::transactionCoordinator), brokerRole != null);
     }
 
     /** A component of the broker role, or null on a node without it. */

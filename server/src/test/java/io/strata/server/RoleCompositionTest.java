@@ -77,6 +77,13 @@ class RoleCompositionTest {
                 return seen != null && !seen.fenced();
             }, TIMEOUT_MS, "the controller's image to show broker 2 unfenced");
 
+            // A controller-only node is ready without partition logs or coordinators; the broker waits for its own.
+            assertThat(httpGet(controller.metrics().port(), "/health/ready")).startsWith("200 ").contains("\"status\":\"ready\"")
+                .doesNotContain("coordinators");
+            InProcessCluster.awaitCondition(() -> httpGet(broker.metrics().port(), "/health/ready").startsWith("200 "), TIMEOUT_MS,
+                "the broker to be ready");
+            assertThat(httpGet(broker.metrics().port(), "/health/ready")).contains("\"coordinators\":\"ok\"");
+
             String controllerScrape = controller.metrics().scrape(ExpositionFormat.PROMETHEUS_TEXT);
             assertThat(controllerScrape).contains("kafka_server_kafkaserver_brokerstate 3")
                 .contains("kafka_controller_kafkacontroller_globaltopiccount")
@@ -129,6 +136,22 @@ class RoleCompositionTest {
         config.put("transaction.state.log.replication.factor", "1");
         config.put("transaction.state.log.min.isr", "1");
         return config;
+    }
+
+    /** "STATUS BODY" of a GET to the metrics endpoint. */
+    private static String httpGet(int port, String path) {
+        try {
+            java.net.HttpURLConnection connection = (java.net.HttpURLConnection) new java.net.URL("http://127.0.0.1:" + port + path).openConnection();
+            connection.setConnectTimeout(5_000);
+            connection.setReadTimeout(5_000);
+            int status = connection.getResponseCode();
+            java.io.InputStream body = status < 400 ? connection.getInputStream() : connection.getErrorStream();
+            try (body) {
+                return status + " " + new String(body.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            }
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private static int freePort() throws IOException {

@@ -21,7 +21,9 @@ import java.util.function.Supplier;
  *   <li>Ready, in start-up order: the metadata log is replayed, the partition logs are loaded
  *       (recovered after an unclean shutdown), the group and transaction coordinators have
  *       loaded the partitions they lead, and the listeners are bound with the request handlers
- *       running; and the broker is not shutting down. The first check that fails is the reason.</li>
+ *       running; and the broker is not shutting down. The first check that fails is the reason.
+ *       A node without the broker role (a controller only) has no partition logs or
+ *       coordinators: it is ready once it has replayed the metadata log and serves its listeners.</li>
  * </ul>
  *
  * <p>Thread-safe; every check reads volatile state.
@@ -37,10 +39,18 @@ public final class HealthChecks {
      * @param recoveringFromUncleanShutdown whether this start follows an unclean shutdown (so loading the logs recovers them)
      * @param started                       whether the listeners are bound and the request handlers run
      * @param shuttingDown                  whether the controlled shutdown has begun
+     * @param brokerRole                    whether the node has the broker role (and so partition logs and coordinators to wait for)
      */
     public record Sources(BooleanSupplier metadataLoaded, BooleanSupplier recoveringFromUncleanShutdown, BooleanSupplier started,
                           BooleanSupplier shuttingDown, Supplier<LogManager> logManager, Supplier<GroupCoordinator> groupCoordinator,
-                          Supplier<TransactionCoordinator> transactionCoordinator) {
+                          Supplier<TransactionCoordinator> transactionCoordinator, boolean brokerRole) {
+        /** The sources of a node with the broker role. */
+        public Sources(BooleanSupplier metadataLoaded, BooleanSupplier recoveringFromUncleanShutdown, BooleanSupplier started,
+                       BooleanSupplier shuttingDown, Supplier<LogManager> logManager, Supplier<GroupCoordinator> groupCoordinator,
+                       Supplier<TransactionCoordinator> transactionCoordinator) {
+            this(metadataLoaded, recoveringFromUncleanShutdown, started, shuttingDown, logManager, groupCoordinator, transactionCoordinator, true);
+        }
+
         public Sources {
             Objects.requireNonNull(metadataLoaded, "metadataLoaded");
             Objects.requireNonNull(recoveringFromUncleanShutdown, "recoveringFromUncleanShutdown");
@@ -118,8 +128,10 @@ public final class HealthChecks {
     public Status readiness() {
         Map<String, String> checks = new LinkedHashMap<>();
         checks.put("metadata", sources.metadataLoaded().getAsBoolean() ? "ok" : "replaying the metadata log");
-        checks.put("logs", logsCheck());
-        checks.put("coordinators", coordinatorsCheck());
+        if (sources.brokerRole()) {
+            checks.put("logs", logsCheck());
+            checks.put("coordinators", coordinatorsCheck());
+        }
         checks.put("listeners", sources.started().getAsBoolean() ? "ok" : "listeners and request handlers not started");
         if (sources.shuttingDown().getAsBoolean()) {
             checks.put("shutdown", "shutting down");

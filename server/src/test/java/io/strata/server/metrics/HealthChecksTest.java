@@ -36,6 +36,26 @@ class HealthChecksTest {
     }
 
     @Test
+    void aNodeWithoutTheBrokerRoleIsReadyWithoutLogsOrCoordinators() {
+        AtomicBoolean metadataLoaded = new AtomicBoolean();
+        AtomicBoolean started = new AtomicBoolean();
+        HealthChecks controllerOnly = new HealthChecks(new HealthChecks.Sources(metadataLoaded::get, () -> false, started::get, () -> false,
+            () -> null, () -> null, () -> null, false));
+        assertThat(controllerOnly.readiness().reason()).isEqualTo("metadata: replaying the metadata log");
+        metadataLoaded.set(true);
+        assertThat(controllerOnly.readiness().reason()).isEqualTo("listeners: listeners and request handlers not started");
+        started.set(true);
+        HealthChecks.Status ready = controllerOnly.readiness();
+        assertThat(ready.healthy()).isTrue();
+        assertThat(ready.checks()).containsOnlyKeys("metadata", "listeners");
+
+        // The same sources with the broker role wait for the logs and coordinators.
+        HealthChecks broker = new HealthChecks(new HealthChecks.Sources(metadataLoaded::get, () -> false, started::get, () -> false,
+            () -> null, () -> null, () -> null, true));
+        assertThat(broker.readiness().reason()).isEqualTo("logs: log manager not created");
+    }
+
+    @Test
     void everySourceIsRequired() {
         assertThatThrownBy(() -> new HealthChecks.Sources(() -> true, () -> true, () -> true, () -> true, () -> null, () -> null, null))
             .isInstanceOf(NullPointerException.class).hasMessage("transactionCoordinator");
