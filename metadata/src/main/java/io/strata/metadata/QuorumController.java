@@ -6,6 +6,7 @@ import io.strata.metadata.record.BrokerRegistrationChangeRecord;
 import io.strata.metadata.record.ConfigRecord;
 import io.strata.metadata.record.FenceBrokerRecord;
 import io.strata.metadata.record.UnfenceBrokerRecord;
+import io.strata.metadata.record.UnregisterBrokerRecord;
 import io.strata.metadata.record.FeatureLevelRecord;
 import io.strata.metadata.record.PartitionChangeRecord;
 import io.strata.metadata.record.PartitionRecord;
@@ -24,6 +25,7 @@ import io.strata.protocol.message.CreatePartitionsRequestData;
 import io.strata.protocol.message.CreatePartitionsResponseData;
 import io.strata.protocol.message.CreateTopicsRequestData;
 import io.strata.protocol.message.CreateTopicsResponseData;
+import io.strata.protocol.message.UnregisterBrokerResponseData;
 import io.strata.raft.RaftNode;
 import io.strata.storage.LogConfig;
 import org.slf4j.Logger;
@@ -426,6 +428,32 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
                 fenced = true;
             }
             return Outcome.of(records, response.setIsCaughtUp(caughtUp).setIsFenced(fenced));
+        });
+    }
+
+    /**
+     * UnregisterBroker, as Kafka's controller does it: any registered broker may be unregistered,
+     * fenced or not (an operator removes a broker that is gone for good). It leaves every ISR it
+     * is in except where it is the last member, and the partitions it leads get another leader
+     * from the ISR, or none: the same election as fencing ({@link PartitionLeaderElection}). Then
+     * an UnregisterBrokerRecord for its current epoch removes the registration; its session is
+     * forgotten. A broker of that id that registers later is a new registration.
+     */
+    @Override
+    public CompletableFuture<UnregisterBrokerResponseData> unregisterBroker(int brokerId) {
+        return submit("unregister broker " + brokerId, () -> {
+            UnregisterBrokerResponseData response = new UnregisterBrokerResponseData();
+            BrokerRegistration broker = image().brokers().get(brokerId);
+            if (broker == null) {
+                return Outcome.of(List.<ApiMessage>of(), response.setErrorCode(ErrorCode.BROKER_ID_NOT_REGISTERED.code())
+                    .setErrorMessage("Broker ID " + brokerId + " is not currently registered"));
+            }
+            // The election counts the broker as unusable whatever the image says of it; the records about it come after.
+            List<ApiMessage> records = new ArrayList<>(PartitionLeaderElection.forUnusableBrokers(image(), Set.of(brokerId)));
+            records.add(new UnregisterBrokerRecord().setBrokerId(brokerId).setBrokerEpoch(broker.epoch()));
+            heartbeats.remove(brokerId);
+            LOG.info("Unregistering broker {} (epoch {}, {}fenced)", brokerId, broker.epoch(), broker.fenced() ? "" : "un");
+            return Outcome.of(records, response);
         });
     }
 
