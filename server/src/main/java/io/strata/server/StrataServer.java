@@ -193,12 +193,13 @@ public final class StrataServer implements AutoCloseable {
         logManager.setFlushObserver(metrics.flushObserver());
         // Before anything reads a directory: recovering __cluster_metadata below truncates it.
         logManager.lockDirectories();
-        clusterId = DataDirectories.ensureFormatted(logDirs, nodeId, config.getString(ServerConfig.CLUSTER_ID));
+        logManager.lockDirectory(config.metadataLogDir());
+        clusterId = DataDirectories.ensureFormatted(config.formattedDirectories(), nodeId, config.getString(ServerConfig.CLUSTER_ID));
         boolean cleanShutdown = Files.exists(logDirs.get(0).resolve(LogManager.CLEAN_SHUTDOWN_FILE));
         uncleanStart = !cleanShutdown;
 
-        Path metadataDir = logDirs.get(0).resolve(MetadataRecords.TOPIC + "-0");
-        LogConfig metadataConfig = LogConfig.of(Map.of(), Map.of(LogConfig.RETENTION_MS, "-1", LogConfig.RETENTION_BYTES, "-1"));
+        Path metadataDir = config.metadataLogDir().resolve(MetadataRecords.TOPIC + "-0");
+        LogConfig metadataConfig = LogConfig.of(Map.of(), config.metadataLogOverrides());
         metadataUnifiedLog = UnifiedLog.load(metadataDir, new TopicPartition(MetadataRecords.TOPIC, 0), metadataConfig, time,
             logManager.scheduler(), new UnifiedLog.LoadParams(0, 0, cleanShutdown, Long.MAX_VALUE / 4, true));
         metadataUnifiedLog.setFlushObserver(metrics.flushObserver());
@@ -212,7 +213,7 @@ public final class StrataServer implements AutoCloseable {
         if (standalone || config.isController()) {
             controller = new QuorumController(new ControllerSettings(nodeId, config.getInt(ServerConfig.NUM_PARTITIONS),
                 config.getShort(ServerConfig.DEFAULT_REPLICATION_FACTOR), config.getBoolean(ServerConfig.DELETE_TOPIC_ENABLE), topicDefaults, clusterId,
-                config.getInt(ServerConfig.BROKER_SESSION_TIMEOUT_MS)), features.bootstrapLevels(config.formatFeatures()), time,
+                config.getInt(ServerConfig.BROKER_SESSION_TIMEOUT_MS), config.getInt(ServerConfig.METADATA_MAX_IDLE_INTERVAL_MS)), features.bootstrapLevels(config.formatFeatures()), time,
                 // A single node answers a change once its own image (and every publisher: logs, coordinators) has it, so a client
                 // reads its writes; a cluster's controller answers at commit, as Kafka's does (brokers catch up on their own).
                 standalone ? metadata::whenApplied : offset -> java.util.concurrent.CompletableFuture.completedFuture(null));
