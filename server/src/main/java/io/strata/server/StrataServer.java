@@ -213,7 +213,8 @@ public final class StrataServer implements AutoCloseable {
         if (standalone || config.isController()) {
             controller = new QuorumController(new ControllerSettings(nodeId, config.getInt(ServerConfig.NUM_PARTITIONS),
                 config.getShort(ServerConfig.DEFAULT_REPLICATION_FACTOR), config.getBoolean(ServerConfig.DELETE_TOPIC_ENABLE), topicDefaults, clusterId,
-                config.getInt(ServerConfig.BROKER_SESSION_TIMEOUT_MS), config.getInt(ServerConfig.METADATA_MAX_IDLE_INTERVAL_MS)), features.bootstrapLevels(config.formatFeatures()), time,
+                config.getInt(ServerConfig.BROKER_SESSION_TIMEOUT_MS), config.getInt(ServerConfig.METADATA_MAX_IDLE_INTERVAL_MS)),
+                features.bootstrapLevels(config.formatFeatures()), time,
                 // A single node answers a change once its own image (and every publisher: logs, coordinators) has it, so a client
                 // reads its writes; a cluster's controller answers at commit, as Kafka's does (brokers catch up on their own).
                 standalone ? metadata::whenApplied : offset -> java.util.concurrent.CompletableFuture.completedFuture(null));
