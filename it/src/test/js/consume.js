@@ -4,7 +4,7 @@
 //   RECORD  <partition> <offset> <value>
 //   STOPPED <records consumed>
 // Offsets are committed by kafkajs after every batch (autoCommit) and when the consumer stops.
-// Usage: node consume.js <bootstrap> <topic> <group> <count | ->
+// Usage: node consume.js <bootstrap[,bootstrap...]> <topic> <group> <count | ->
 //   count: stop after that many records; "-": run until stdin is closed.
 const { Kafka, logLevel } = require('kafkajs');
 
@@ -15,7 +15,7 @@ function report(...fields) {
 async function main() {
   const [bootstrap, topic, group, countText] = process.argv.slice(2);
   const limit = countText === '-' ? Infinity : parseInt(countText, 10);
-  const kafka = new Kafka({ clientId: 'strata-it-kafkajs-consumer', brokers: [bootstrap], logLevel: logLevel.ERROR });
+  const kafka = new Kafka({ clientId: 'strata-it-kafkajs-consumer', brokers: bootstrap.split(','), logLevel: logLevel.ERROR });
   // Short waits so a member notices a rebalance quickly: kafkajs heartbeats between fetches.
   const consumer = kafka.consumer({ groupId: group, sessionTimeout: 10000, rebalanceTimeout: 20000, heartbeatInterval: 500, maxWaitTimeInMs: 500 });
   let consumed = 0;

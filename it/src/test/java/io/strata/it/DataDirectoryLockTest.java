@@ -31,7 +31,8 @@ class DataDirectoryLockTest {
     private Process startServer(Path dataDir, Path output) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-Xmx256m", "-cp",
             System.getProperty("java.class.path"), ServerProcessMain.class.getName(), "listeners=PLAINTEXT://127.0.0.1:0",
-            "log.dirs=" + dataDir, "num.network.threads=1");
+            // No NoOp records: the running holder must leave its metadata log byte for byte as it was, so that any change is the refused process's.
+            "log.dirs=" + dataDir, "num.network.threads=1", "metadata.max.idle.interval.ms=0");
         builder.redirectErrorStream(true);
         builder.redirectOutput(output.toFile());
         return builder.start();

@@ -37,13 +37,13 @@ public final class ExternalTools {
     }
 
     /** The directory holding the npm-installed node_modules for the JavaScript clients. */
-    static Path nodeModulesRoot() {
+    public static Path nodeModulesRoot() {
         String configured = System.getenv("STRATA_NODE_MODULES");
         Path root = configured != null ? Path.of(configured) : Path.of("src/test/js").toAbsolutePath();
         return root;
     }
 
-    static boolean kafkajsInstalled() {
+    public static boolean kafkajsInstalled() {
         return onPath("node") && Files.isDirectory(nodeModulesRoot().resolve("node_modules/kafkajs"));
     }
 

@@ -8,6 +8,7 @@ import io.strata.protocol.message.CreatePartitionsRequestData;
 import io.strata.protocol.message.CreatePartitionsResponseData;
 import io.strata.protocol.message.CreateTopicsRequestData;
 import io.strata.protocol.message.CreateTopicsResponseData;
+import io.strata.protocol.message.UnregisterBrokerResponseData;
 
 import java.util.List;
 import java.util.Map;
@@ -55,6 +56,12 @@ public interface ControllerApi {
 
     /** BrokerHeartbeat: keeps the session, unfences a caught-up broker, runs a controlled shutdown. */
     CompletableFuture<BrokerHeartbeatResponseData> brokerHeartbeat(BrokerHeartbeatRequestData request);
+
+    /**
+     * UnregisterBroker: removes a broker's registration (it leaves the ISRs and leaderships it
+     * held, as when fenced); BROKER_ID_NOT_REGISTERED if no broker of that id is registered.
+     */
+    CompletableFuture<UnregisterBrokerResponseData> unregisterBroker(int brokerId);
 
     /** UpdateFeatures; see {@link FeatureUpdates}. */
     CompletableFuture<FeatureUpdates.Result> updateFeatures(Map<String, FeatureUpdates.Update> updates, Map<String, short[]> supported,

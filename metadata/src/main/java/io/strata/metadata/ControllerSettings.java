@@ -12,11 +12,24 @@ import java.util.Map;
  * @param topicDefaults           topic-key defaults derived from the broker's log settings
  * @param clusterId               the cluster's id (a registration naming another is refused), or null not to check
  * @param brokerSessionTimeoutMs  {@code broker.session.timeout.ms}: a broker without a heartbeat this long is fenced
+ * @param maxIdleIntervalMs       {@code metadata.max.idle.interval.ms}: how often the active controller appends a NoOpRecord; 0 never
  */
 public record ControllerSettings(int nodeId, int defaultPartitions, short defaultReplicationFactor, boolean deleteTopicEnable,
-                                 Map<String, String> topicDefaults, String clusterId, long brokerSessionTimeoutMs) {
+                                 Map<String, String> topicDefaults, String clusterId, long brokerSessionTimeoutMs, long maxIdleIntervalMs) {
     /** Kafka's default session timeout (9 s). */
     public static final long DEFAULT_BROKER_SESSION_TIMEOUT_MS = 9_000;
+
+    public ControllerSettings {
+        if (maxIdleIntervalMs < 0) {
+            throw new IllegalArgumentException("maxIdleIntervalMs must be 0 (no NoOp records) or positive: maxIdleIntervalMs=" + maxIdleIntervalMs);
+        }
+    }
+
+    /** Without NoOp records. */
+    public ControllerSettings(int nodeId, int defaultPartitions, short defaultReplicationFactor, boolean deleteTopicEnable,
+                              Map<String, String> topicDefaults, String clusterId, long brokerSessionTimeoutMs) {
+        this(nodeId, defaultPartitions, defaultReplicationFactor, deleteTopicEnable, topicDefaults, clusterId, brokerSessionTimeoutMs, 0);
+    }
 
     public ControllerSettings(int nodeId, int defaultPartitions, short defaultReplicationFactor, boolean deleteTopicEnable,
                               Map<String, String> topicDefaults) {

@@ -6,7 +6,9 @@ import io.strata.metadata.record.BrokerRegistrationChangeRecord;
 import io.strata.metadata.record.ConfigRecord;
 import io.strata.metadata.record.FenceBrokerRecord;
 import io.strata.metadata.record.UnfenceBrokerRecord;
+import io.strata.metadata.record.UnregisterBrokerRecord;
 import io.strata.metadata.record.FeatureLevelRecord;
+import io.strata.metadata.record.NoOpRecord;
 import io.strata.metadata.record.PartitionChangeRecord;
 import io.strata.metadata.record.PartitionRecord;
 import io.strata.metadata.record.ProducerIdsRecord;
@@ -24,6 +26,7 @@ import io.strata.protocol.message.CreatePartitionsRequestData;
 import io.strata.protocol.message.CreatePartitionsResponseData;
 import io.strata.protocol.message.CreateTopicsRequestData;
 import io.strata.protocol.message.CreateTopicsResponseData;
+import io.strata.protocol.message.UnregisterBrokerResponseData;
 import io.strata.raft.RaftNode;
 import io.strata.storage.LogConfig;
 import org.slf4j.Logger;
@@ -97,6 +100,8 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
     private final BrokerHeartbeatManager heartbeats = new BrokerHeartbeatManager();
     /** The epoch this controller is active in, or -1. */
     private volatile int activeEpoch = -1;
+    /** While active with {@code maxIdleIntervalMs} > 0: when the next NoOpRecord is due (controller thread). */
+    private long nextNoOpMs = Long.MAX_VALUE;
 
     /**
      * @param bootstrapFeatures the feature levels a new cluster starts with (written by the first active controller of an empty log)
@@ -126,6 +131,18 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
                 LOG.error("Node {}: the broker session check failed; it runs again in {} ms", settings.nodeId(), checkMs, e);
             }
         }, checkMs, checkMs, TimeUnit.MILLISECONDS);
+        long idleMs = settings.maxIdleIntervalMs();
+        if (idleMs > 0) {
+            // Ticks several times per interval: the clock decides when one is due (maybeWriteNoOp), the ticks only look.
+            long tickMs = Math.max(1, idleMs / 4);
+            thread.scheduleWithFixedDelay(() -> {
+                try {
+                    maybeWriteNoOp();
+                } catch (RuntimeException e) {
+                    LOG.error("Node {}: writing a NoOp record failed; it is tried again in {} ms", settings.nodeId(), tickMs, e);
+                }
+            }, tickMs, tickMs, TimeUnit.MILLISECONDS);
+        }
     }
 
     /** Whether this controller is the active one (it may stop being so at any moment). */
@@ -203,6 +220,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
         nextWriteOffset = committedEndOffset;
         // KAFKA-13841: every registered broker gets a full session from now, heartbeat or not.
         heartbeats.resetAll(committed.brokers().keySet(), time.milliseconds(), committedEndOffset - 1);
+        nextNoOpMs = settings.maxIdleIntervalMs() > 0 ? time.milliseconds() + settings.maxIdleIntervalMs() : Long.MAX_VALUE;
         LOG.info("Node {} is the active controller in epoch {} (metadata offset {})", settings.nodeId(), epoch, committed.offset());
         if (committed.features().isEmpty() && !bootstrapFeatures.isEmpty()) {
             List<ApiMessage> records = new ArrayList<>();
@@ -429,6 +447,32 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
         });
     }
 
+    /**
+     * UnregisterBroker, as Kafka's controller does it: any registered broker may be unregistered,
+     * fenced or not (an operator removes a broker that is gone for good). It leaves every ISR it
+     * is in except where it is the last member, and the partitions it leads get another leader
+     * from the ISR, or none: the same election as fencing ({@link PartitionLeaderElection}). Then
+     * an UnregisterBrokerRecord for its current epoch removes the registration; its session is
+     * forgotten. A broker of that id that registers later is a new registration.
+     */
+    @Override
+    public CompletableFuture<UnregisterBrokerResponseData> unregisterBroker(int brokerId) {
+        return submit("unregister broker " + brokerId, () -> {
+            UnregisterBrokerResponseData response = new UnregisterBrokerResponseData();
+            BrokerRegistration broker = image().brokers().get(brokerId);
+            if (broker == null) {
+                return Outcome.of(List.<ApiMessage>of(), response.setErrorCode(ErrorCode.BROKER_ID_NOT_REGISTERED.code())
+                    .setErrorMessage("Broker ID " + brokerId + " is not currently registered"));
+            }
+            // The election counts the broker as unusable whatever the image says of it; the records about it come after.
+            List<ApiMessage> records = new ArrayList<>(PartitionLeaderElection.forUnusableBrokers(image(), Set.of(brokerId)));
+            records.add(new UnregisterBrokerRecord().setBrokerId(brokerId).setBrokerEpoch(broker.epoch()));
+            heartbeats.remove(brokerId);
+            LOG.info("Unregistering broker {} (epoch {}, {}fenced)", brokerId, broker.epoch(), broker.fenced() ? "" : "un");
+            return Outcome.of(records, response);
+        });
+    }
+
     private static int leads(MetadataImage image, int brokerId) {
         int led = 0;
         for (TopicImage topic : image.topicsById().values()) {
@@ -463,6 +507,29 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             }
         }
         return moved;
+    }
+
+    /**
+     * {@code metadata.max.idle.interval.ms}, as Kafka 4's periodic task: the active controller
+     * appends a NoOpRecord every interval (from becoming active, then from each NoOp), whatever
+     * else it writes, so the quorum's high watermark and every node's applied offset keep moving
+     * and a node can tell a silent controller from an idle one. 0 writes none. (Kafka gated this on
+     * metadata.version 3.3-IV0; every version Kafka 4 and Strata support is later.) Controller
+     * thread; returns whether one was written.
+     */
+    private boolean maybeWriteNoOp() {
+        long nowMs = time.milliseconds();
+        if (!isActive() || nowMs < nextNoOpMs) {
+            return false;
+        }
+        nextNoOpMs = nowMs + settings.maxIdleIntervalMs();
+        write(List.of(new NoOpRecord()), () -> { }, e -> LOG.debug("Node {}: a NoOp record was not committed: {}", settings.nodeId(), e.toString()));
+        return true;
+    }
+
+    /** Runs the NoOp check once on the controller thread (tests step it with a fake clock); completes with whether a NoOp was written. */
+    CompletableFuture<Boolean> pollNoOp() {
+        return CompletableFuture.supplyAsync(this::maybeWriteNoOp, thread);
     }
 
     /** Fences every unfenced broker whose session ended (controller thread; runs while active). */

@@ -166,4 +166,56 @@ class BrokerLifecycleControllerTest {
         assertThat(heartbeat(2, restarted, restarted, false).isFenced()).isFalse();
         waitUntil(() -> partition("t").leader() == 2, "the restarted broker leads its partition again");
     }
+    private void createOn(String topic, List<Integer> replicas) throws Exception {
+        var created = controller.createTopics(List.of(new CreateTopicsRequestData.CreatableTopic().setName(topic).setNumPartitions(-1)
+            .setReplicationFactor((short) -1).setAssignments(new java.util.ArrayList<>(List.of(
+                new CreateTopicsRequestData.CreatableReplicaAssignment().setPartitionIndex(0).setBrokerIds(replicas))))), false)
+            .get(10, TimeUnit.SECONDS);
+        assertThat(created.get(0).errorCode()).isZero();
+    }
+
+    @Test
+    void anUnregisteredLiveBrokerLeavesIsrsAndLeadershipsAndMayRegisterAgain() throws Exception {
+        long epoch2 = register(2);
+        heartbeat(2, epoch2, epoch2, false);
+        long epoch3 = register(3);
+        heartbeat(3, epoch3, epoch3, false);
+        createOn("on-2-and-3", List.of(2, 3));
+        createOn("on-2", List.of(2));
+        assertThat(partition("on-2-and-3").leader()).isEqualTo(2);
+        int leaderEpochBefore = partition("on-2-and-3").leaderEpoch();
+
+        var response = controller.unregisterBroker(2).get(10, TimeUnit.SECONDS);
+        assertThat(response.errorCode()).isEqualTo(ErrorCode.NONE.code());
+        assertThat(loader.image().brokers()).as("an unfenced broker may be unregistered").doesNotContainKey(2).containsKey(3);
+        assertThat(partition("on-2-and-3").leader()).as("the other ISR member leads").isEqualTo(3);
+        assertThat(partition("on-2-and-3").isr()).containsExactly(3);
+        assertThat(partition("on-2-and-3").leaderEpoch()).isGreaterThan(leaderEpochBefore);
+        assertThat(partition("on-2").leader()).as("an RF=1 partition goes offline").isEqualTo(PartitionRegistration.NO_LEADER);
+        assertThat(partition("on-2").isr()).as("the last ISR member stays in the ISR").containsExactly(2);
+
+        // Its old registration is gone: heartbeats and a second unregistration find no broker 2.
+        assertThat(heartbeat(2, epoch2, loader.nextOffset() - 1, false).errorCode()).isEqualTo(ErrorCode.BROKER_ID_NOT_REGISTERED.code());
+        var again = controller.unregisterBroker(2).get(10, TimeUnit.SECONDS);
+        assertThat(again.errorCode()).isEqualTo(ErrorCode.BROKER_ID_NOT_REGISTERED.code());
+        assertThat(again.errorMessage()).isEqualTo("Broker ID 2 is not currently registered");
+        // A new start registers it again; once unfenced it leads its RF=1 partition again.
+        long restarted = register(2);
+        assertThat(restarted).isGreaterThan(epoch2);
+        assertThat(heartbeat(2, restarted, restarted, false).isFenced()).isFalse();
+        waitUntil(() -> partition("on-2").leader() == 2, "the re-registered broker leads its partition again");
+    }
+
+    @Test
+    void unregisteringAnUnknownIdIsBrokerIdNotRegisteredAndAFencedBrokerMayBeUnregistered() throws Exception {
+        long offsetBefore = loader.nextOffset();
+        var unknown = controller.unregisterBroker(7).get(10, TimeUnit.SECONDS);
+        assertThat(unknown.errorCode()).isEqualTo(ErrorCode.BROKER_ID_NOT_REGISTERED.code());
+        assertThat(loader.nextOffset()).as("nothing written").isEqualTo(offsetBefore);
+
+        register(4);
+        assertThat(loader.image().brokers().get(4).fenced()).isTrue();
+        assertThat(controller.unregisterBroker(4).get(10, TimeUnit.SECONDS).errorCode()).isEqualTo(ErrorCode.NONE.code());
+        assertThat(loader.image().brokers()).doesNotContainKey(4);
+    }
 }

@@ -124,12 +124,13 @@ final class SharedServer {
         logManager.setFlushObserver(metrics.flushObserver());
         // Before anything reads a directory: recovering __cluster_metadata below truncates it.
         logManager.lockDirectories();
-        clusterId = DataDirectories.ensureFormatted(logDirs, nodeId, config.getString(ServerConfig.CLUSTER_ID));
+        logManager.lockDirectory(config.metadataLogDir());
+        clusterId = DataDirectories.ensureFormatted(config.formattedDirectories(), nodeId, config.getString(ServerConfig.CLUSTER_ID));
         boolean cleanShutdown = Files.exists(logDirs.get(0).resolve(LogManager.CLEAN_SHUTDOWN_FILE));
         uncleanStart = !cleanShutdown;
 
         Path metadataDir = metadataDir();
-        LogConfig metadataConfig = LogConfig.of(Map.of(), Map.of(LogConfig.RETENTION_MS, "-1", LogConfig.RETENTION_BYTES, "-1"));
+        LogConfig metadataConfig = LogConfig.of(Map.of(), config.metadataLogOverrides());
         metadataUnifiedLog = UnifiedLog.load(metadataDir, new TopicPartition(MetadataRecords.TOPIC, 0), metadataConfig, time,
             logManager.scheduler(), new UnifiedLog.LoadParams(0, 0, cleanShutdown, Long.MAX_VALUE / 4, true));
         metadataUnifiedLog.setFlushObserver(metrics.flushObserver());
@@ -141,7 +142,7 @@ final class SharedServer {
     }
 
     private Path metadataDir() {
-        return config.logDirs().get(0).resolve(MetadataRecords.TOPIC + "-0");
+        return config.metadataLogDir().resolve(MetadataRecords.TOPIC + "-0");
     }
 
     /**

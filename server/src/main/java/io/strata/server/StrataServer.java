@@ -99,6 +99,7 @@ public final class StrataServer implements AutoCloseable {
             .add(ApiMessageType.OFFSET_FOR_LEADER_EPOCH, 2, 4)
             // Features are changed through the controller (FeatureLevelRecords); the quorum is this node alone.
             .add(ApiMessageType.UPDATE_FEATURES, 0, 2)
+            .add(ApiMessageType.UNREGISTER_BROKER, 0, 0)
             .add(ApiMessageType.DESCRIBE_QUORUM, 0, 2)
             // Classic consumer groups. OffsetCommit v10 / OffsetFetch v10 name topics by id.
             .add(ApiMessageType.FIND_COORDINATOR, 0, 6)

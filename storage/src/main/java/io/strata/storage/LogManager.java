@@ -293,6 +293,19 @@ public final class LogManager implements Closeable {
         }
     }
 
+    /**
+     * Creates and locks one more directory, outside {@code log.dirs} (the metadata log's
+     * {@code metadata.log.dir}), as {@link #lockDirectories} does; held until {@link #close}.
+     * Nothing if this manager holds its lock already.
+     */
+    public synchronized void lockDirectory(Path dir) throws IOException {
+        Path normalized = dir.toAbsolutePath().normalize();
+        if (locks.keySet().stream().noneMatch(held -> held.toAbsolutePath().normalize().equals(normalized))) {
+            Files.createDirectories(dir);
+            lock(dir);
+        }
+    }
+
     private void lock(Path dir) throws IOException {
         Path lockFile = dir.resolve(LOCK_FILE);
         // Neither TRUNCATE_EXISTING nor a write before the lock: the holder's name must survive a refused open.

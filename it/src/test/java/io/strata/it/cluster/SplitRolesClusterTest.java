@@ -2,11 +2,17 @@ package io.strata.it.cluster;
 
 import io.strata.it.ExternalTools;
 import io.strata.it.KafkaTool;
+import io.strata.protocol.Frames;
+import io.strata.protocol.message.ApiMessageType;
+import io.strata.protocol.message.MetadataRequestData;
+import io.strata.protocol.message.MetadataResponseData;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.QuorumInfo;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.errors.BrokerIdNotRegisteredException;
 import org.apache.kafka.tools.MetadataQuorumCommand;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -16,18 +22,24 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Three controller-only voters (nodes 1-3) and three broker-only nodes (4-6), each its own
@@ -144,6 +156,72 @@ class SplitRolesClusterTest {
         String consumed = ExternalTools.run(List.of("kcat", "-b", cluster.brokers().get(2).bootstrap(), "-C", "-t", topic,
             "-o", "beginning", "-e", "-f", "%k=%s\\n"), null, 120);
         assertThat(consumed.lines().filter(line -> !line.isEmpty()).toList()).containsExactlyInAnyOrderElementsOf(expected);
+    }
+
+    /**
+     * Admin.unregisterBroker, as an operator decommissions a broker: through a broker (which
+     * forwards it to the active controller) and through the controllers (KIP-919). An id that is
+     * not registered is BROKER_ID_NOT_REGISTERED; a stopped broker once unregistered is gone from
+     * DescribeCluster and Metadata on every broker; started again it registers again.
+     */
+    @Test
+    void anUnregisteredBrokerLeavesTheClusterAndRegistersAgainWhenItRestarts() throws Exception {
+        ClusterHarness.Node leaving = cluster.node(6);
+        List<ClusterHarness.Node> staying = List.of(cluster.node(4), cluster.node(5));
+        try (Admin admin = ClusterHarness.admin(cluster.node(4).bootstrap()); Admin controllers = cluster.controllerAdmin()) {
+            awaitBrokers(cluster.brokers(), BROKERS);
+            assertThatThrownBy(() -> admin.unregisterBroker(99).all().get(30, TimeUnit.SECONDS)).as("unknown id through a broker")
+                .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(BrokerIdNotRegisteredException.class);
+            assertThatThrownBy(() -> controllers.unregisterBroker(99).all().get(30, TimeUnit.SECONDS)).as("unknown id through the controllers")
+                .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(BrokerIdNotRegisteredException.class);
+
+            leaving.stop();
+            // Stopped, it is fenced but still registered: DescribeCluster v2 lists it when asked for fenced brokers (KIP-1073).
+            ClusterHarness.waitUntil(() -> admin.describeCluster(new DescribeClusterOptions().includeFencedBrokers(true)).nodes()
+                .get(10, TimeUnit.SECONDS).stream().anyMatch(node -> node.id() == 6 && node.isFenced()), DEADLINE, "broker 6 is fenced");
+            admin.unregisterBroker(6).all().get(30, TimeUnit.SECONDS);
+            awaitBrokers(staying, Set.of(4, 5));
+            assertThatThrownBy(() -> admin.unregisterBroker(6).all().get(30, TimeUnit.SECONDS)).as("unregistered twice")
+                .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(BrokerIdNotRegisteredException.class);
+
+            leaving.start();
+            awaitBrokers(cluster.brokers(), BROKERS);
+        } finally {
+            if (!leaving.isAlive()) {
+                leaving.start(); // the other tests share the cluster
+            }
+        }
+    }
+
+    /**
+     * Waits until DescribeCluster (Admin, fenced brokers included: every registration) and
+     * Metadata (a raw request: the unfenced brokers) on each of {@code nodes} list exactly {@code expected}.
+     */
+    private static void awaitBrokers(List<ClusterHarness.Node> nodes, Set<Integer> expected) throws Exception {
+        for (ClusterHarness.Node node : nodes) {
+            try (Admin admin = ClusterHarness.admin(node.bootstrap())) {
+                ClusterHarness.waitUntil(() -> admin.describeCluster(new DescribeClusterOptions().includeFencedBrokers(true)).nodes()
+                    .get(10, TimeUnit.SECONDS).stream().map(Node::id).collect(Collectors.toSet()).equals(expected), DEADLINE,
+                    node + " describes exactly the brokers " + expected);
+            }
+            ClusterHarness.waitUntil(() -> metadataBrokers(node).equals(expected), DEADLINE, node + "'s Metadata lists exactly " + expected);
+        }
+    }
+
+    /** The broker ids a Metadata v12 request (no topics) to {@code node} answers. */
+    private static Set<Integer> metadataBrokers(ClusterHarness.Node node) throws IOException {
+        try (Socket socket = new Socket("127.0.0.1", node.brokerPort())) {
+            socket.setSoTimeout(10_000);
+            ByteBuffer frame = Frames.encodeRequest(ApiMessageType.METADATA, (short) 12, 1, "unregister-test",
+                new MetadataRequestData().setTopics(List.of()));
+            socket.getOutputStream().write(frame.array(), frame.arrayOffset() + frame.position(), frame.remaining());
+            DataInputStream in = new DataInputStream(socket.getInputStream());
+            byte[] response = new byte[in.readInt()];
+            in.readFully(response);
+            MetadataResponseData metadata = (MetadataResponseData) Frames.parseResponse(ApiMessageType.METADATA, (short) 12,
+                ByteBuffer.wrap(response), 1);
+            return metadata.brokers().stream().map(MetadataResponseData.MetadataResponseBroker::nodeId).collect(Collectors.toSet());
+        }
     }
 
     private static String line(List<String> lines, String prefix) {

@@ -1,5 +1,6 @@
 package io.strata.it.cluster;
 
+import io.strata.it.ExternalTools;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.QuorumInfo;
@@ -238,6 +239,97 @@ class ThreeNodeClusterTest {
             }, Duration.ofSeconds(60), "the read_committed consumer reaches the last stable offsets " + end);
         }
         assertThat(read).as("only committed records, each once").doesNotHaveDuplicates().containsExactlyInAnyOrderElementsOf(committed);
+    }
+
+    /**
+     * kafkajs (its own protocol implementation) against the cluster: an idempotent acks=all
+     * producer writes to six RF=1 partitions led by different nodes, then a kafkajs consumer group
+     * member is assigned all six, reads every record once and commits the end offsets.
+     */
+    @Test
+    void kafkajsProducesToPartitionsLedByDifferentNodesAndAKafkajsGroupReadsEveryRecord() throws Exception {
+        ExternalTools.require("node with kafkajs (npm ci in it/src/test/js)", ExternalTools.kafkajsInstalled());
+        String topic = "kafkajs";
+        Map<Integer, Integer> leaders = createAndAwaitLeaders(topic);
+        assertThat(Set.copyOf(leaders.values())).as("leaders %s", leaders).hasSizeGreaterThan(1);
+        int count = 1200;
+        String produced = ExternalTools.run(List.of("node", ExternalTools.nodeModulesRoot().resolve("produce.js").toString(),
+            cluster.bootstrapServers(), topic, Integer.toString(count), Integer.toString(PARTITIONS)), null, 120);
+        assertThat(produced).contains("\"total\":" + count);
+
+        String group = "kafkajs-group";
+        String consumed = ExternalTools.run(List.of("node", ExternalTools.nodeModulesRoot().resolve("consume.js").toString(),
+            cluster.bootstrapServers(), topic, group, Integer.toString(count)), null, 120);
+        List<String> lines = consumed.lines().toList();
+        assertThat(lines).as("%s", consumed).anyMatch(line -> line.startsWith("JOIN\t") && line.endsWith("\t0,1,2,3,4,5"));
+        List<String> records = lines.stream().filter(line -> line.startsWith("RECORD\t")).toList();
+        Set<String> values = new HashSet<>();
+        for (String record : records) {
+            String[] fields = record.split("\t");
+            int i = Integer.parseInt(fields[3].substring("value-".length()));
+            assertThat(Integer.parseInt(fields[1])).as("partition of %s", record).isEqualTo(i % PARTITIONS);
+            assertThat(values.add(fields[3])).as("%s read once", fields[3]).isTrue();
+        }
+        assertThat(values).isEqualTo(IntStream.range(0, count).mapToObj(i -> "value-" + i).collect(Collectors.toSet()));
+        assertThat(lines.get(lines.size() - 1)).isEqualTo("STOPPED\t" + count);
+        try (Admin admin = cluster.admin()) {
+            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
+                .get(30, TimeUnit.SECONDS);
+            assertThat(committed).as("committed %s", committed).hasSize(PARTITIONS);
+            assertThat(committed.values()).allSatisfy(offset -> assertThat(offset.offset()).isEqualTo(count / PARTITIONS));
+        }
+    }
+
+    /**
+     * A kafkajs transactional producer commits and aborts transactions over partitions led by
+     * different nodes (its coordinator is one node, the partitions' leaders the others); a Java
+     * read_committed consumer sees exactly the committed records, a read_uncommitted one the aborted as well.
+     */
+    @Test
+    void kafkajsTransactionsCommitAndAbortAcrossNodes() throws Exception {
+        ExternalTools.require("node with kafkajs (npm ci in it/src/test/js)", ExternalTools.kafkajsInstalled());
+        String topic = "kafkajs-transactions";
+        Map<Integer, Integer> leaders = createAndAwaitLeaders(topic);
+        assertThat(Set.copyOf(leaders.values())).as("leaders %s", leaders).hasSizeGreaterThan(1);
+        int transactions = 3;
+        int perTransaction = 60;
+        String report = ExternalTools.run(List.of("node", ExternalTools.nodeModulesRoot().resolve("transactions.js").toString(),
+            cluster.bootstrapServers(), topic, "kafkajs-tx", Integer.toString(PARTITIONS), Integer.toString(transactions),
+            Integer.toString(perTransaction)), null, 120);
+        assertThat(report).contains("\"committed\":" + 2 * perTransaction).contains("\"aborted\":" + perTransaction);
+        Set<String> committed = new HashSet<>();
+        Set<String> aborted = new HashSet<>();
+        for (int t = 0; t < transactions; t++) {
+            for (int i = 0; i < perTransaction; i++) {
+                (t % 2 == 0 ? committed : aborted).add((t % 2 == 0 ? "committed-" : "aborted-") + t + "-" + i);
+            }
+        }
+        assertThat(readToEnd(topic, "read_committed")).as("read_committed").doesNotHaveDuplicates()
+            .containsExactlyInAnyOrderElementsOf(committed);
+        Set<String> everything = new HashSet<>(committed);
+        everything.addAll(aborted);
+        assertThat(readToEnd(topic, "read_uncommitted")).as("read_uncommitted").doesNotHaveDuplicates()
+            .containsExactlyInAnyOrderElementsOf(everything);
+    }
+
+    /** Every value of {@code topic}'s partitions up to their end offsets at {@code isolation} (the last stable offsets for read_committed). */
+    private List<String> readToEnd(String topic, String isolation) throws Exception {
+        Properties properties = consumerProperties(cluster.bootstrapServers(), null);
+        properties.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
+        List<String> read = new ArrayList<>();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(properties)) {
+            List<TopicPartition> partitions = IntStream.range(0, PARTITIONS).mapToObj(p -> new TopicPartition(topic, p)).toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            Map<TopicPartition, Long> end = consumer.endOffsets(partitions, Duration.ofSeconds(30));
+            ClusterHarness.waitUntil(() -> {
+                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
+                    read.add(record.value());
+                }
+                return partitions.stream().allMatch(partition -> consumer.position(partition) >= end.get(partition));
+            }, Duration.ofSeconds(60), isolation + " consumer reaches the end offsets " + end);
+        }
+        return read;
     }
 
     /** Creates {@code topic} (6 partitions, RF=1) and returns partition → leader once every partition has one. */

@@ -36,6 +36,7 @@ public final class ApiHandlers {
         handlers.put(ApiMessageType.DESCRIBE_LOG_DIRS, new DescribeLogDirsHandler(context));
         handlers.put(ApiMessageType.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(context));
         handlers.put(ApiMessageType.UPDATE_FEATURES, new UpdateFeaturesHandler(context));
+        handlers.put(ApiMessageType.UNREGISTER_BROKER, new UnregisterBrokerHandler(context));
         handlers.put(ApiMessageType.DESCRIBE_QUORUM, new DescribeQuorumHandler(context));
         new GroupHandlers(context, context.offsetsTopic()).register(handlers);
         new ConsumerGroupHandlers(context).register(handlers);

@@ -35,7 +35,8 @@ import java.util.Map;
  * Kafka controller does: the quorum's own RPCs (Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch of
  * {@code __cluster_metadata}, FetchSnapshot) handed to this node's replica; DescribeQuorum; and
  * what brokers ask of the active controller (BrokerRegistration, BrokerHeartbeat, CreateTopics,
- * DeleteTopics, CreatePartitions, IncrementalAlterConfigs, AllocateProducerIds, UpdateFeatures).
+ * DeleteTopics, CreatePartitions, IncrementalAlterConfigs, AllocateProducerIds, UpdateFeatures,
+ * UnregisterBroker).
  * A controller that is not the active one answers NOT_CONTROLLER; the broker then asks the leader.
  */
 public final class ControllerApis {
@@ -62,6 +63,7 @@ public final class ControllerApis {
             .add(ApiMessageType.INCREMENTAL_ALTER_CONFIGS, 0, 1)
             .add(ApiMessageType.ALLOCATE_PRODUCER_IDS, 0, 0)
             .add(ApiMessageType.UPDATE_FEATURES, 0, 2)
+            .add(ApiMessageType.UNREGISTER_BROKER, 0, 0)
             .add(ApiMessageType.DESCRIBE_CLUSTER, 0, 2)
             .build();
     }
@@ -97,6 +99,7 @@ public final class ControllerApis {
         handlers.put(ApiMessageType.DELETE_TOPICS, new DeleteTopicsHandler(context));
         handlers.put(ApiMessageType.CREATE_PARTITIONS, new CreatePartitionsHandler(context));
         handlers.put(ApiMessageType.UPDATE_FEATURES, new UpdateFeaturesHandler(context));
+        handlers.put(ApiMessageType.UNREGISTER_BROKER, new UnregisterBrokerHandler(context));
         handlers.put(ApiMessageType.INCREMENTAL_ALTER_CONFIGS, request -> alterConfigs(controller, request));
         return handlers;
     }

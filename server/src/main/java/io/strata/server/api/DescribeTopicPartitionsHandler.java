@@ -1,6 +1,5 @@
 package io.strata.server.api;
 
-import io.strata.metadata.BrokerRegistration;
 import io.strata.metadata.MetadataImage;
 import io.strata.metadata.PartitionRegistration;
 import io.strata.metadata.TopicImage;
@@ -12,7 +11,6 @@ import io.strata.protocol.message.DescribeTopicPartitionsResponseData;
 import io.strata.server.network.Request;
 
 import java.util.ArrayList;
-import java.util.List;
 import java.util.TreeSet;
 
 /**
@@ -115,37 +113,20 @@ final class DescribeTopicPartitionsHandler implements ApiHandler {
         return result;
     }
 
-    /**
-     * One partition. The leader must be a live broker with an endpoint on the request's
-     * listener: else LEADER_NOT_AVAILABLE (leader unknown) or LISTENER_NOT_FOUND (known but not
-     * reachable there), with leader -1. Replicas unregistered, fenced or without an endpoint there
-     * are offline (Kafka's {@code isReplicaOffline}).
-     */
-    private static DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponsePartition describe(MetadataImage image, int index,
-                                                                                                       PartitionRegistration partition,
-                                                                                                       String listenerName) {
+    /** One partition: leader and offline replicas by {@link PartitionLeaders}, no partition error (Kafka sets none). */
+    static DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponsePartition describe(MetadataImage image, int index,
+                                                                                               PartitionRegistration partition,
+                                                                                               String listenerName) {
         DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponsePartition result =
             new DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponsePartition().setPartitionIndex(index)
+                .setErrorCode(ErrorCode.NONE.code()).setLeaderId(PartitionLeaders.reportedLeaderId(image, partition, listenerName))
                 .setLeaderEpoch(partition.leaderEpoch()).setEligibleLeaderReplicas(new ArrayList<>()).setLastKnownElr(new ArrayList<>());
-        List<Integer> offline = new ArrayList<>();
         for (int replica : partition.replicas()) {
             result.replicaNodes().add(replica);
-            BrokerRegistration broker = image.brokers().get(replica);
-            if (broker == null || broker.fenced() || broker.endpoint(listenerName) == null) {
-                offline.add(replica);
-            }
         }
         for (int replica : partition.isr()) {
             result.isrNodes().add(replica);
         }
-        result.setOfflineReplicas(offline);
-        BrokerRegistration leader = image.brokers().get(partition.leader());
-        if (leader == null) {
-            return result.setLeaderId(-1).setErrorCode(ErrorCode.LEADER_NOT_AVAILABLE.code());
-        }
-        if (leader.fenced() || leader.endpoint(listenerName) == null) {
-            return result.setLeaderId(-1).setErrorCode(ErrorCode.LISTENER_NOT_FOUND.code());
-        }
-        return result.setLeaderId(partition.leader()).setErrorCode(ErrorCode.NONE.code());
+        return result.setOfflineReplicas(PartitionLeaders.offlineReplicas(image, partition, listenerName));
     }
 }

@@ -89,18 +89,20 @@ final class MetadataHandler implements ApiHandler {
         }
         if (allTopics) {
             for (TopicImage topic : image.topicsByName().values()) {
-                response.topics().add(describe(image, topic, body.includeTopicAuthorizedOperations(), request.listenerName()));
+                response.topics().add(describe(image, topic, body.includeTopicAuthorizedOperations(), request.listenerName(), request.apiVersion()));
             }
             return response;
         }
         for (MetadataRequestData.MetadataRequestTopic requested : body.topics()) {
-            response.topics().add(describeRequested(image, requested, body.includeTopicAuthorizedOperations(), justCreated, request.listenerName()));
+            response.topics().add(describeRequested(image, requested, body.includeTopicAuthorizedOperations(), justCreated, request.listenerName(),
+                request.apiVersion()));
         }
         return response;
     }
 
     private MetadataResponseData.MetadataResponseTopic describeRequested(MetadataImage image, MetadataRequestData.MetadataRequestTopic requested,
-                                                                       boolean includeOperations, List<String> justCreated, String listenerName) {
+                                                                       boolean includeOperations, List<String> justCreated, String listenerName,
+                                                                       short version) {
         // By id (v10+): kafka-clients leaves the name at its default, "", rather than null (MetadataRequest.Builder.forTopicIds).
         if (requested.name() == null || requested.name().isEmpty() && !Uuids.ZERO.equals(requested.topicId())) {
             TopicImage byId = image.topic(requested.topicId());
@@ -108,11 +110,11 @@ final class MetadataHandler implements ApiHandler {
                 return new MetadataResponseData.MetadataResponseTopic().setErrorCode(ErrorCode.UNKNOWN_TOPIC_ID.code())
                     .setTopicId(requested.topicId()).setName(null).setTopicAuthorizedOperations(AuthorizedOperations.OMITTED);
             }
-            return describe(image, byId, includeOperations, listenerName);
+            return describe(image, byId, includeOperations, listenerName, version);
         }
         TopicImage topic = image.topic(requested.name());
         if (topic != null) {
-            return describe(image, topic, includeOperations, listenerName);
+            return describe(image, topic, includeOperations, listenerName, version);
         }
         ErrorCode error = TopicNames.validate(requested.name()) != null ? ErrorCode.INVALID_TOPIC_EXCEPTION
             : justCreated.contains(requested.name()) ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
@@ -121,13 +123,11 @@ final class MetadataHandler implements ApiHandler {
     }
 
     /**
-     * A topic's partitions as Kafka's KRaft metadata cache describes them: the leader only if it is
-     * registered with an endpoint on the listener (else leader -1 with LEADER_NOT_AVAILABLE, or
-     * LISTENER_NOT_FOUND if it is registered without that listener); offline replicas are those
-     * whose broker is unregistered, fenced or without the listener.
+     * A topic's partitions as Kafka's KRaft metadata cache describes them at Metadata
+     * {@code version}: leader, partition error and offline replicas by {@link PartitionLeaders}.
      */
     static MetadataResponseData.MetadataResponseTopic describe(MetadataImage image, TopicImage topic, boolean includeOperations,
-                                                             String listenerName) {
+                                                             String listenerName, short version) {
         MetadataResponseData.MetadataResponseTopic result = new MetadataResponseData.MetadataResponseTopic()
             .setName(topic.name()).setTopicId(topic.id()).setIsInternal(TopicNames.isInternal(topic.name()))
             .setTopicAuthorizedOperations(includeOperations ? AuthorizedOperations.TOPIC : AuthorizedOperations.OMITTED);
@@ -136,25 +136,18 @@ final class MetadataHandler implements ApiHandler {
             if (partition == null) {
                 continue;
             }
-            BrokerRegistration leader = partition.hasLeader() ? image.brokers().get(partition.leader()) : null;
-            boolean leaderReachable = leader != null && leader.endpoint(listenerName) != null;
-            ErrorCode error = leaderReachable ? ErrorCode.NONE : leader != null ? ErrorCode.LISTENER_NOT_FOUND : ErrorCode.LEADER_NOT_AVAILABLE;
+            PartitionLeaders.Leader leader = PartitionLeaders.leader(image, partition, listenerName);
             MetadataResponseData.MetadataResponsePartition described = new MetadataResponseData.MetadataResponsePartition()
                 .setPartitionIndex(index)
-                .setErrorCode(error.code())
-                .setLeaderId(leaderReachable ? partition.leader() : -1).setLeaderEpoch(partition.leaderEpoch());
+                .setErrorCode(PartitionLeaders.metadataError(leader, version).code())
+                .setLeaderId(PartitionLeaders.reportedLeaderId(image, partition, listenerName)).setLeaderEpoch(partition.leaderEpoch());
             for (int replica : partition.replicas()) {
                 described.replicaNodes().add(replica);
             }
             for (int replica : partition.isr()) {
                 described.isrNodes().add(replica);
             }
-            for (int replica : partition.replicas()) {
-                BrokerRegistration broker = image.brokers().get(replica);
-                if (broker == null || broker.fenced() || broker.endpoint(listenerName) == null) {
-                    described.offlineReplicas().add(replica);
-                }
-            }
+            described.offlineReplicas().addAll(PartitionLeaders.offlineReplicas(image, partition, listenerName));
             result.partitions().add(described);
         }
         return result;

@@ -21,6 +21,8 @@ import io.strata.protocol.message.DeleteTopicsRequestData;
 import io.strata.protocol.message.DeleteTopicsResponseData;
 import io.strata.protocol.message.IncrementalAlterConfigsRequestData;
 import io.strata.protocol.message.IncrementalAlterConfigsResponseData;
+import io.strata.protocol.message.UnregisterBrokerRequestData;
+import io.strata.protocol.message.UnregisterBrokerResponseData;
 import io.strata.protocol.message.UpdateFeaturesRequestData;
 import io.strata.protocol.message.UpdateFeaturesResponseData;
 import io.strata.raft.RaftNode;
@@ -43,7 +45,7 @@ import java.util.function.Predicate;
  * The controller as a node without the active controller in its process reaches it: each
  * operation is the Kafka request the controller serves (CreateTopics, DeleteTopics,
  * CreatePartitions, IncrementalAlterConfigs, AllocateProducerIds, BrokerRegistration,
- * BrokerHeartbeat), sent to the quorum's current leader — learned from this node's replica of the
+ * BrokerHeartbeat, UpdateFeatures, UnregisterBroker), sent to the quorum's current leader — learned from this node's replica of the
  * metadata quorum — at its controller endpoint. NOT_CONTROLLER, no known leader or a failed
  * connection: the request goes again, after {@link #RETRY_BACKOFF_MS}, to whoever leads then,
  * until its deadline; past it the operation fails with {@link NotControllerException}. Nothing
@@ -227,6 +229,12 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
     public CompletableFuture<BrokerHeartbeatResponseData> brokerHeartbeat(BrokerHeartbeatRequestData request) {
         return call(ApiMessageType.BROKER_HEARTBEAT, (short) 1, request,
             (BrokerHeartbeatResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
+    }
+
+    @Override
+    public CompletableFuture<UnregisterBrokerResponseData> unregisterBroker(int brokerId) {
+        return call(ApiMessageType.UNREGISTER_BROKER, (short) 0, new UnregisterBrokerRequestData().setBrokerId(brokerId),
+            (UnregisterBrokerResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
     }
 
     /** Sent as UpdateFeatures v1 (upgrade types, validate-only); the controller validates against its own supported levels. */

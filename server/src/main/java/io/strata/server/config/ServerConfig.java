@@ -131,6 +131,7 @@ public final class ServerConfig {
     public static final String METADATA_MAX_IDLE_INTERVAL_MS = "metadata.max.idle.interval.ms";
     public static final String METADATA_LOG_DIR = "metadata.log.dir";
     public static final String METADATA_LOG_SEGMENT_BYTES = "metadata.log.segment.bytes";
+    public static final String METADATA_LOG_SEGMENT_MS = "metadata.log.segment.ms";
     public static final String INITIAL_BROKER_REGISTRATION_TIMEOUT_MS = "initial.broker.registration.timeout.ms";
     public static final String CONTROLLED_SHUTDOWN_ENABLE = "controlled.shutdown.enable";
 
@@ -296,6 +297,8 @@ public final class ServerConfig {
                 "how often the active controller appends a no-op record so that the high watermark advances; 0: never")
             .define(METADATA_LOG_DIR, Type.STRING, null, "directory of the metadata log (__cluster_metadata-0); unset: the first log dir")
             .define(METADATA_LOG_SEGMENT_BYTES, Type.INT, 1_073_741_824, ConfigDef.atLeast(8 * 1024 * 1024), "segment size of the metadata log")
+            .define(METADATA_LOG_SEGMENT_MS, Type.LONG, 604_800_000L, ConfigDef.atLeast(1),
+                "the metadata log rolls a new segment once its active one is this old")
             .define(INITIAL_BROKER_REGISTRATION_TIMEOUT_MS, Type.INT, 60_000, ConfigDef.atLeast(1),
                 "a broker not registered with the controller within this long after start gives up and exits")
             .define(CONTROLLED_SHUTDOWN_ENABLE, Type.BOOLEAN, true,
@@ -647,6 +650,31 @@ public final class ServerConfig {
     public Path metadataLogDir() {
         String configured = getString(METADATA_LOG_DIR);
         return configured != null && !configured.isEmpty() ? Path.of(configured) : logDirs().get(0);
+    }
+
+    /**
+     * Every directory this node formats ({@code meta.properties}) and locks: {@link #logDirs()},
+     * then {@link #metadataLogDir()} if it is not one of them (Kafka formats and locks it too).
+     */
+    public List<Path> formattedDirectories() {
+        List<Path> dirs = new java.util.ArrayList<>(logDirs());
+        Path metadata = metadataLogDir();
+        boolean listed = dirs.stream().anyMatch(dir -> dir.toAbsolutePath().normalize().equals(metadata.toAbsolutePath().normalize()));
+        if (!listed) {
+            dirs.add(metadata);
+        }
+        return dirs;
+    }
+
+    /**
+     * The settings of the {@code __cluster_metadata} log: kept whole (no retention: snapshots
+     * drop what is before them), segments of {@code metadata.log.segment.bytes}, rolled after
+     * {@code metadata.log.segment.ms}, as Kafka's metadata log.
+     */
+    public Map<String, String> metadataLogOverrides() {
+        return Map.of(LogConfig.RETENTION_MS, "-1", LogConfig.RETENTION_BYTES, "-1",
+            LogConfig.SEGMENT_BYTES, Integer.toString(getInt(METADATA_LOG_SEGMENT_BYTES)),
+            LogConfig.SEGMENT_MS, Long.toString(getLong(METADATA_LOG_SEGMENT_MS)));
     }
 
     public boolean fsyncOnAck() {

@@ -135,6 +135,26 @@ class ServerConfigClusterTest {
         assertThat(ServerConfig.fromMap(Map.of("log.dirs", "/a,/b", "metadata.log.dir", "/meta")).metadataLogDir()).isEqualTo(Path.of("/meta"));
     }
 
+    @Test
+    void aSeparateMetadataLogDirIsFormattedAsWellAndOneOfTheLogDirsIsNotTwice() {
+        assertThat(ServerConfig.fromMap(Map.of("log.dirs", "/a,/b")).formattedDirectories()).containsExactly(Path.of("/a"), Path.of("/b"));
+        assertThat(ServerConfig.fromMap(Map.of("log.dirs", "/a,/b", "metadata.log.dir", "/b/")).formattedDirectories())
+            .containsExactly(Path.of("/a"), Path.of("/b"));
+        assertThat(ServerConfig.fromMap(Map.of("log.dirs", "/a,/b", "metadata.log.dir", "/meta")).formattedDirectories())
+            .containsExactly(Path.of("/a"), Path.of("/b"), Path.of("/meta"));
+    }
+
+    @Test
+    void theMetadataLogTakesItsSegmentSettingsAndKeepsEverything() {
+        assertThat(ServerConfig.fromMap(Map.of()).metadataLogOverrides()).containsEntry("segment.bytes", "1073741824")
+            .containsEntry("segment.ms", "604800000").containsEntry("retention.ms", "-1").containsEntry("retention.bytes", "-1");
+        assertThat(ServerConfig.fromMap(Map.of("metadata.log.segment.bytes", "8388608", "metadata.log.segment.ms", "60000")).metadataLogOverrides())
+            .containsEntry("segment.bytes", "8388608").containsEntry("segment.ms", "60000");
+        assertRefused(Map.of("metadata.log.segment.ms", "0"), "metadata.log.segment.ms");
+        assertThat(ServerConfig.fromMap(Map.of()).getInt("metadata.max.idle.interval.ms")).isEqualTo(500);
+        assertRefused(Map.of("metadata.max.idle.interval.ms", "-1"), "metadata.max.idle.interval.ms");
+    }
+
     // ---------------------------------------------------------------- parsing
 
     @Test
