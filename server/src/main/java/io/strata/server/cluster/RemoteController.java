@@ -113,7 +113,10 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
             return;
         }
         client.send(endpoint, api, version, request).whenComplete((response, failure) -> {
-            if (failure != null) {
+            if (failure != null && quorum.leaderId() >= 0 && quorum.leaderId() != leader) {
+                // The quorum elected another leader while this attempt failed: no backoff to wait out.
+                attempt(api, version, request, notController, deadlineMs, result, endpoint + ": " + failure);
+            } else if (failure != null) {
                 retryLater(api, version, request, notController, deadlineMs, result, endpoint + ": " + failure);
             } else if (notController.test((R) response)) {
                 retryLater(api, version, request, notController, deadlineMs, result, endpoint + " is not the active controller");
