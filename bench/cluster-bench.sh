@@ -11,6 +11,10 @@
 #                            its hard-coded MAX_RECORDS_PER_USER_OP = 10000)
 #   --big-partitions N       partitions of the topic of step 7 (default 10000)
 #   --failover-rounds N      controller kills (default 5)
+#   --phases LIST            comma-separated subset of startup,rss,propagation,partitions,restart,
+#                            failover,big (default: all); startup always runs (it launches the
+#                            cluster) and restart runs whenever failover does (the rounds need
+#                            directly started nodes)
 #   --no-build               use tools/target/strata.jar and bench/target/benchmarks.jar as they are
 #   --out DIR                where results go (default bench/target/cluster-bench/<UTC timestamp>)
 #   -h, --help               this text
@@ -69,6 +73,7 @@ PROPAGATION_ROUNDS=100
 PARTITIONS=9999
 BIG_PARTITIONS=10000
 FAILOVER_ROUNDS=5
+PHASES=startup,rss,propagation,partitions,restart,failover,big
 BUILD=1
 OUT=""
 
@@ -81,6 +86,7 @@ while (( $# )); do
     --partitions) PARTITIONS=$2; shift ;;
     --big-partitions) BIG_PARTITIONS=$2; shift ;;
     --failover-rounds) FAILOVER_ROUNDS=$2; shift ;;
+    --phases) PHASES=$2; shift ;;
     --no-build) BUILD=0 ;;
     --out) OUT=$2; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -129,11 +135,22 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# BENCH_CLUSTER_DRIVER_CP (appended to the driver's classpath, e.g. an SLF4J provider jar) and
+# BENCH_CLUSTER_DRIVER_OPTS (JVM options) are for looking into the clients' logs; unset by default.
 driver() { # ARGS...: the Java driver (kafka-clients' SLF4J has no provider in the jar: its warning is dropped)
-  java -Xmx512m -Xms64m -cp "$BENCH/target/benchmarks.jar" io.strata.bench.ClusterBench --out "$RESULTS" "$@" 9>&- \
+  # shellcheck disable=SC2086
+  java -Xmx512m -Xms64m ${BENCH_CLUSTER_DRIVER_OPTS:-} -cp "$BENCH/target/benchmarks.jar${BENCH_CLUSTER_DRIVER_CP:+:$BENCH_CLUSTER_DRIVER_CP}" \
+    io.strata.bench.ClusterBench --out "$RESULTS" "$@" 9>&- \
     2> >(grep -v '^SLF4J' >&2)
 }
 now_ms() { date +%s%3N; }
+want() { [[ ",$PHASES," == *",$1,"* ]]; }
+# The driver's phases of the first run: startup, then those of rss, propagation, partitions asked for.
+first_phases() {
+  local list=startup p
+  for p in rss propagation partitions; do want $p && list+=",$p"; done
+  echo "$list"
+}
 bootstrap_of() { # BASE_PORT
   local n list=""
   for n in $(seq 1 $NODES); do list+="${list:+,}127.0.0.1:$(( $1 + n - 1 ))"; done
@@ -176,7 +193,7 @@ measure_strata() {
   "$STRATA" cluster --nodes $NODES --dir "$dir" --base-port "$STRATA_BASE" --heap 1g >"$dir/launcher.log" 2>&1 9>&- &
   LAUNCHER_PID=$!
   driver --name strata --bootstrap "$(bootstrap_of "$STRATA_BASE")" --pid-files "$(pid_files_of "$dir")" \
-    --launched-at-ms "$launched" --launcher-pid "$LAUNCHER_PID" --phases startup,rss,propagation,partitions \
+    --launched-at-ms "$launched" --launcher-pid "$LAUNCHER_PID" --phases "$(first_phases)" \
     --propagation-rounds "$PROPAGATION_ROUNDS" --partitions "$PARTITIONS"
   for n in $(seq 1 $NODES); do
     pid=$(cat "$dir/node-$n/server.pid" 2>/dev/null) && cp "/proc/$pid/cmdline" "$dir/node-$n/cmdline" \
@@ -186,11 +203,15 @@ measure_strata() {
   log "strata: stopping the launcher, restarting the nodes directly"
   stop_pid "$LAUNCHER_PID"
   LAUNCHER_PID=""
-  restart_all strata "$dir" "$STRATA_BASE"
-  log "strata: failover"
-  driver --name strata --bootstrap "$(bootstrap_of "$STRATA_BASE")" --pid-files "$(pid_files_of "$dir")" \
-    --phases failover --failover-rounds "$FAILOVER_ROUNDS" --restart-command "$WORK/restart-node.sh $dir"
-  driver --name strata --bootstrap "$(bootstrap_of "$STRATA_BASE")" --phases partitions --partitions "$BIG_PARTITIONS"
+  if want restart || want failover; then restart_all strata "$dir" "$STRATA_BASE"; fi
+  if want failover; then
+    log "strata: failover"
+    driver --name strata --bootstrap "$(bootstrap_of "$STRATA_BASE")" --pid-files "$(pid_files_of "$dir")" \
+      --phases failover --failover-rounds "$FAILOVER_ROUNDS" --restart-command "$WORK/restart-node.sh $dir"
+  fi
+  if want big; then
+    driver --name strata --bootstrap "$(bootstrap_of "$STRATA_BASE")" --phases partitions --partitions "$BIG_PARTITIONS"
+  fi
   stop_nodes "$dir"
 }
 
@@ -236,14 +257,20 @@ measure_kafka() {
   launched=$(now_ms)
   for n in $(seq 1 $NODES); do "$WORK/restart-node.sh" "$dir" "$n"; done
   driver --name kafka --bootstrap "$(bootstrap_of "$KAFKA_BASE")" --pid-files "$(pid_files_of "$dir")" \
-    --launched-at-ms "$launched" --phases startup,rss,propagation,partitions \
+    --launched-at-ms "$launched" --phases "$(first_phases)" \
     --propagation-rounds "$PROPAGATION_ROUNDS" --partitions "$PARTITIONS"
-  log "kafka: restarting the nodes"
-  restart_all kafka "$dir" "$KAFKA_BASE"
-  log "kafka: failover"
-  driver --name kafka --bootstrap "$(bootstrap_of "$KAFKA_BASE")" --pid-files "$(pid_files_of "$dir")" \
-    --phases failover --failover-rounds "$FAILOVER_ROUNDS" --restart-command "$WORK/restart-node.sh $dir"
-  driver --name kafka --bootstrap "$(bootstrap_of "$KAFKA_BASE")" --phases partitions --partitions "$BIG_PARTITIONS"
+  if want restart || want failover; then
+    log "kafka: restarting the nodes"
+    restart_all kafka "$dir" "$KAFKA_BASE"
+  fi
+  if want failover; then
+    log "kafka: failover"
+    driver --name kafka --bootstrap "$(bootstrap_of "$KAFKA_BASE")" --pid-files "$(pid_files_of "$dir")" \
+      --phases failover --failover-rounds "$FAILOVER_ROUNDS" --restart-command "$WORK/restart-node.sh $dir"
+  fi
+  if want big; then
+    driver --name kafka --bootstrap "$(bootstrap_of "$KAFKA_BASE")" --phases partitions --partitions "$BIG_PARTITIONS"
+  fi
   stop_nodes "$dir"
 }
 
@@ -266,6 +293,7 @@ prepare_strata
   echo "# strata: $STRATA_LABEL; tree $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . || echo '+dirty')"
   echo "# kafka: Apache Kafka $BENCH_KAFKA_VERSION"
   echo "# load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "# phases: $PHASES"
 } | tee "$RESULTS" >&2
 
 for cluster in $ORDER; do

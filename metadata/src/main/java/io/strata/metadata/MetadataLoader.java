@@ -15,8 +15,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The metadata every role of a node reads: committed records only, applied in log order to an
- * immutable {@link MetadataImage} that is published to every {@link MetadataPublisher} and then
- * made the current {@link #image()}. Runs on its own thread ({@code strata-metadata-loader}); the
+ * immutable {@link MetadataImage} that is made the current {@link #image()} and then published
+ * to every {@link MetadataPublisher}. Runs on its own thread ({@code strata-metadata-loader}); the
  * quorum hands it batches and snapshots ({@link #handleCommit}, {@link #handleSnapshot}) and
  * never waits for it.
  *
@@ -82,7 +82,7 @@ public final class MetadataLoader implements AutoCloseable {
         });
     }
 
-    /** The latest published image: everything committed that this node has applied. */
+    /** The latest image: everything committed that this node has applied (its publishers may still be working on it). */
     public MetadataImage image() {
         return image;
     }
@@ -113,7 +113,11 @@ public final class MetadataLoader implements AutoCloseable {
         });
     }
 
-    /** Completes once the image includes every committed entry below {@code offset} (at once if it does). */
+    /**
+     * Completes once the image includes every committed entry below {@code offset} and every
+     * publisher has seen it (at once if so): after it, the logs of the partitions it assigned to
+     * this node exist.
+     */
     public CompletableFuture<Void> whenApplied(long offset) {
         CompletableFuture<Void> applied = new CompletableFuture<>();
         thread.execute(() -> {
@@ -204,11 +208,18 @@ public final class MetadataLoader implements AutoCloseable {
         });
     }
 
+    /**
+     * Makes {@code next} the current image, then publishes it. The image comes first, as Kafka's
+     * broker sets its metadata cache before its replica manager applies the delta: Metadata names
+     * a new partition's leader at once, and until the leader's log exists there a Produce, Fetch
+     * or ListOffsets to it is answered NOT_LEADER_OR_FOLLOWER (retriable) from the replica
+     * manager. {@link #whenApplied} still completes only after every publisher saw the image.
+     */
     private void install(MetadataImage previous, MetadataImage next) {
+        image = next;
         if (publishing) {
             publishAll(previous, next);
         }
-        image = next;
     }
 
     private void publishAll(MetadataImage previous, MetadataImage next) {

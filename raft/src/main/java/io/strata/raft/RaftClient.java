@@ -98,6 +98,12 @@ public final class RaftClient {
     private record SnapshotFetch(FollowerState owner, SnapshotWriter writer) {
     }
 
+    /**
+     * A candidate refused a vote (a split vote, usually) pre-votes again after a random backoff of
+     * up to {@code controller.quorum.election.backoff.max.ms} / this (250 ms by default).
+     */
+    private static final int LOST_ELECTION_BACKOFF_DIVISOR = 4;
+
     /** A request sent and not yet answered. */
     private record Pending(int destination, ApiMessageType api, int epoch, boolean preVote, long sentMs) {
     }
@@ -810,6 +816,13 @@ public final class RaftClient {
             candidate.tally.record(source, partition.voteGranted());
             if (candidate.tally.isWon()) {
                 becomeLeader(nowMs);
+            } else if (!partition.voteGranted()) {
+                // Most likely a split vote: two voters that timed out together both won the pre-vote
+                // and voted for themselves, and with the third voter down neither can ever win. Pre-vote
+                // again after a short random backoff instead of the rest of the 1-2 s election timeout;
+                // a retry that cannot win stops at the pre-vote, without raising the epoch.
+                long backoffMs = 1 + random.nextInt(Math.max(1, config.electionBackoffMaxMs() / LOST_ELECTION_BACKOFF_DIVISOR));
+                candidate.electionTimer.reset(Math.min(candidate.electionTimer.deadlineMs(), nowMs + backoffMs));
             }
         }
     }

@@ -83,4 +83,37 @@ class LeadershipScenariosTest {
         assertThat(next.localId()).isNotEqualTo(leader.localId());
         simulation.healAndConverge(3_000);
     }
+
+    /**
+     * The two remaining voters of three usually time out on the dead leader within milliseconds
+     * of each other, both win the pre-vote and both vote for themselves (a split vote). A
+     * candidate that lost pre-votes again after a short random backoff instead of waiting out its
+     * 1-2 s election timeout, so a new leader follows the fetch timeout by well under a second.
+     */
+    @Test
+    void aSplitVoteAfterTheLeaderDiesIsResolvedWithinABackoff() {
+        RaftConfig config = RaftSimulationTest.CONFIG;
+        long worstMs = 0;
+        for (long seed = 0; seed < 40; seed++) {
+            RaftSimulation simulation = new RaftSimulation(seed, 3, config, RaftSimulation.Faults.NONE);
+            simulation.run(4_000);
+            int dead = simulation.leaderId();
+            assertThat(dead).as("seed %d: a first leader", seed).isPositive();
+            long killedAt = simulation.nowMs() + 1;
+            simulation.scheduleOutage(dead, killedAt, 60_000);
+            long electedAt = -1;
+            while (simulation.nowMs() < killedAt + 10_000) {
+                simulation.run(simulation.nowMs() + 5);
+                int leader = simulation.leaderId();
+                if (leader > 0 && leader != dead) {
+                    electedAt = simulation.nowMs();
+                    break;
+                }
+            }
+            assertThat(electedAt).as("seed %d: a new leader", seed).isPositive();
+            worstMs = Math.max(worstMs, electedAt - killedAt);
+        }
+        // Fetch timeout, then at most a backoff of election.backoff.max.ms / 4 per split and a few round trips.
+        assertThat(worstMs).as("slowest re-election over the seeds").isLessThan(config.fetchTimeoutMs() + config.electionTimeoutMs() / 2);
+    }
 }

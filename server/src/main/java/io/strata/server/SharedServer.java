@@ -171,7 +171,15 @@ final class SharedServer {
             sender = peers;
         }
         quorum = new RaftNode(nodeId, voters, clusterId, standalone ? RaftConfig.DEFAULTS : config.raftConfig(), new FileRaftLog(metadataUnifiedLog),
-            new FileQuorumStateStore(metadataDir()), sender, time, new java.util.Random(), new RaftClient.Listener() { },
+            new FileQuorumStateStore(metadataDir()), sender, time, new java.util.Random(), new RaftClient.Listener() {
+                @Override
+                public void onLeaderChange(int epoch, int leaderId) {
+                    RemoteController remote = remoteController;
+                    if (remote != null) {
+                        remote.onLeaderChange(leaderId); // forwarded requests waiting for a controller go to the new one now
+                    }
+                }
+            },
             new MetadataCommitListener(metadata, controller));
         this.voters = voters;
     }

@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -79,6 +80,10 @@ public final class LogManager implements Closeable {
     /** How long a clean shutdown waits for a running background task (e.g. a segment flush) to end. */
     private static final long SCHEDULER_SHUTDOWN_TIMEOUT_MS = 300_000L;
 
+    /** A log being created in data directory {@code parent}; {@code log} completes when it exists. */
+    private record Creation(Path parent, CompletableFuture<UnifiedLog> log) {
+    }
+
     /** Settings the log manager needs, taken from the broker configuration. */
     public record Settings(List<Path> logDirs, int recoveryThreadsPerDataDir, long retentionCheckIntervalMs, long flushCheckIntervalMs,
                            long checkpointIntervalMs, long producerIdExpirationMs, long producerIdExpirationCheckIntervalMs,
@@ -94,6 +99,8 @@ public final class LogManager implements Closeable {
     private final ScheduledExecutorService scheduler;
     private final BackgroundErrors backgroundErrors;
     private final ConcurrentHashMap<TopicPartition, UnifiedLog> logs = new ConcurrentHashMap<>();
+    /** Logs being created, outside the lock on {@link #logs} (which guards this map), by data directory. */
+    private final Map<TopicPartition, Creation> creating = new HashMap<>();
     private final Map<Path, FileChannel> lockChannels = new HashMap<>();
     private final Map<Path, FileLock> locks = new HashMap<>();
     private final AtomicInteger nextDirectory = new AtomicInteger();
@@ -544,27 +551,82 @@ public final class LogManager implements Closeable {
         return logs.values();
     }
 
-    /** The log of a partition, created in the least loaded data directory if it does not exist. */
+    /**
+     * The log of a partition, created in the least loaded data directory if it does not exist.
+     * Thread-safe: logs of different partitions are created in parallel (the directory, segment
+     * files and fsyncs of one are not held up by another's); a caller that asks for a partition
+     * whose log another thread is creating waits for that one.
+     */
     public UnifiedLog getOrCreateLog(TopicPartition topicPartition, Optional<UUID> topicId, LogConfig config) throws IOException {
+        CompletableFuture<UnifiedLog> creation;
+        Path parent;
         synchronized (logs) {
             UnifiedLog existing = logs.get(topicPartition);
             if (existing != null) {
                 return existing;
             }
-            Path dir = chooseDirectory().resolve(topicPartition.toString());
-            UnifiedLog log = UnifiedLog.load(dir, topicPartition, config, time, scheduler,
-                new UnifiedLog.LoadParams(0L, 0L, true, producerIdExpirationMs, settings.fsyncOnAck()));
+            Creation running = creating.get(topicPartition);
+            if (running != null) {
+                creation = running.log();
+                parent = null;
+            } else {
+                parent = chooseDirectory();
+                creation = new CompletableFuture<>();
+                creating.put(topicPartition, new Creation(parent, creation));
+            }
+        }
+        if (parent == null) {
+            return awaitCreation(topicPartition, creation);
+        }
+        UnifiedLog log;
+        try {
+            log = createLog(parent.resolve(topicPartition.toString()), topicPartition, topicId, config);
+        } catch (IOException | RuntimeException e) {
+            synchronized (logs) {
+                creating.remove(topicPartition);
+            }
+            creation.completeExceptionally(e);
+            throw e;
+        }
+        synchronized (logs) {
+            creating.remove(topicPartition);
+            logs.put(topicPartition, log);
+        }
+        creation.complete(log);
+        LOG.info("Created log for {} in {}", topicPartition, log.dir());
+        if (config.compact) {
+            maybeStartCleaner();
+        }
+        return log;
+    }
+
+    private UnifiedLog createLog(Path dir, TopicPartition topicPartition, Optional<UUID> topicId, LogConfig config) throws IOException {
+        UnifiedLog log = UnifiedLog.load(dir, topicPartition, config, time, scheduler,
+            new UnifiedLog.LoadParams(0L, 0L, true, producerIdExpirationMs, settings.fsyncOnAck()));
+        try {
             if (topicId.isPresent()) {
                 log.assignTopicId(topicId.get());
             }
-            log.setFlushObserver(flushObserver);
-            log.setRollListener(this::onRoll);
-            logs.put(topicPartition, log);
-            LOG.info("Created log for {} in {}", topicPartition, dir);
-            if (config.compact) {
-                maybeStartCleaner();
+        } catch (IOException | RuntimeException e) {
+            log.close();
+            throw e;
+        }
+        log.setFlushObserver(flushObserver);
+        log.setRollListener(this::onRoll);
+        return log;
+    }
+
+    private static UnifiedLog awaitCreation(TopicPartition topicPartition, CompletableFuture<UnifiedLog> creation) throws IOException {
+        try {
+            return creation.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while another thread created the log of " + topicPartition);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
             }
-            return log;
+            throw new IOException("creating the log of " + topicPartition + " failed", e.getCause());
         }
     }
 
@@ -577,6 +639,9 @@ public final class LogManager implements Closeable {
         dirs.forEach(dir -> counts.put(dir, 0));
         for (UnifiedLog log : logs.values()) {
             counts.computeIfPresent(log.dir().getParent(), (dir, count) -> count + 1);
+        }
+        for (Creation creation : creating.values()) {
+            counts.computeIfPresent(creation.parent(), (dir, count) -> count + 1);
         }
         int start = nextDirectory.getAndIncrement();
         Path best = dirs.get(Math.floorMod(start, dirs.size()));

@@ -47,8 +47,8 @@ import java.util.function.Predicate;
  * CreatePartitions, IncrementalAlterConfigs, AllocateProducerIds, BrokerRegistration,
  * BrokerHeartbeat, UpdateFeatures, UnregisterBroker), sent to the quorum's current leader — learned from this node's replica of the
  * metadata quorum — at its controller endpoint. NOT_CONTROLLER, no known leader or a failed
- * connection: the request goes again, after {@link #RETRY_BACKOFF_MS}, to whoever leads then,
- * until its deadline; past it the operation fails with {@link NotControllerException}. Nothing
+ * connection: the request goes again, after {@link #RETRY_BACKOFF_MS} or as soon as the quorum
+ * names a new leader ({@link #onLeaderChange}), to whoever leads then, until its deadline; past it the operation fails with {@link NotControllerException}. Nothing
  * here blocks: retries are scheduled on one small thread.
  */
 public final class RemoteController implements ControllerApi, AutoCloseable {
@@ -61,6 +61,8 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
     private final Time time;
     private final long requestTimeoutMs;
     private final ScheduledExecutorService retries;
+    /** Retries waiting out their backoff; a leader change runs them at once ({@link #onLeaderChange}). */
+    private final java.util.Set<Retry> waiting = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /**
      * @param client           connections of its own: a request the controller holds until its
@@ -113,7 +115,10 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
             return;
         }
         client.send(endpoint, api, version, request).whenComplete((response, failure) -> {
-            if (failure != null) {
+            if (failure != null && quorum.leaderId() >= 0 && quorum.leaderId() != leader) {
+                // The quorum elected another leader while this attempt failed: no backoff to wait out.
+                attempt(api, version, request, notController, deadlineMs, result, endpoint + ": " + failure);
+            } else if (failure != null) {
                 retryLater(api, version, request, notController, deadlineMs, result, endpoint + ": " + failure);
             } else if (notController.test((R) response)) {
                 retryLater(api, version, request, notController, deadlineMs, result, endpoint + " is not the active controller");
@@ -126,10 +131,56 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
     private <R extends ApiMessage> void retryLater(ApiMessageType api, short version, ApiMessage request, Predicate<R> notController, long deadlineMs,
                                                    CompletableFuture<R> result, String problem) {
         LOG.debug("{} to the controller: {}; retrying", api.apiName, problem);
+        Retry retry = new Retry(() -> attempt(api, version, request, notController, deadlineMs, result, problem));
+        waiting.add(retry);
         try {
-            retries.schedule(() -> attempt(api, version, request, notController, deadlineMs, result, problem), RETRY_BACKOFF_MS, TimeUnit.MILLISECONDS);
+            retry.timer = retries.schedule(retry, RETRY_BACKOFF_MS, TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
+            waiting.remove(retry);
             result.completeExceptionally(new NotControllerException("the node is shutting down"));
+        }
+    }
+
+    /**
+     * The quorum names a new leader (quorum thread): the requests waiting out their backoff go to
+     * it now. After a failover that saves up to {@link #RETRY_BACKOFF_MS} per forwarded request.
+     */
+    public void onLeaderChange(int leaderId) {
+        if (leaderId < 0 || waiting.isEmpty()) {
+            return;
+        }
+        try {
+            retries.execute(() -> {
+                for (Retry retry : waiting) {
+                    retry.run();
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // Shutting down: nothing is retried any more.
+        }
+    }
+
+    /** One waiting retry: runs once, at its backoff's end or at a leader change, whichever comes first. */
+    private final class Retry implements Runnable {
+        private final Runnable attempt;
+        private final java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        private volatile java.util.concurrent.ScheduledFuture<?> timer;
+
+        Retry(Runnable attempt) {
+            this.attempt = attempt;
+        }
+
+        @Override
+        public void run() {
+            if (!done.compareAndSet(false, true)) {
+                return;
+            }
+            waiting.remove(this);
+            java.util.concurrent.ScheduledFuture<?> scheduled = timer;
+            if (scheduled != null) {
+                scheduled.cancel(false);
+            }
+            attempt.run();
         }
     }
 

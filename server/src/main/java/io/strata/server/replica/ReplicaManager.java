@@ -61,6 +61,11 @@ public final class ReplicaManager implements MetadataPublisher {
     private volatile MetadataImage image = MetadataImage.EMPTY;
     /** The fsync-on-ack thread; completes the produces and fetches that waited for a partition's fsync. */
     private final LogFlusher flusher = new LogFlusher(this::onFlushed);
+    /**
+     * Creates the logs of a metadata image's new partitions in parallel ({@link #createPartitions});
+     * its threads exist only while there is work (they end after a few idle seconds).
+     */
+    private final java.util.concurrent.ThreadPoolExecutor logCreators = logCreationPool();
 
     public ReplicaManager(int nodeId, LogManager logManager, Map<String, String> topicDefaults, Time time,
                           DelayedOperationPurgatory<DelayedProduce> producePurgatory, DelayedOperationPurgatory<DelayedFetch> fetchPurgatory) {
@@ -90,6 +95,25 @@ public final class ReplicaManager implements MetadataPublisher {
     /** Stops the flusher; writes still waiting for it time out in the purgatory. */
     public void close() {
         flusher.close();
+        logCreators.shutdown();
+    }
+
+    /** Logs created at once: the work is mostly waiting on fsyncs, so a few more than the cores help. */
+    static final int LOG_CREATION_THREADS = 4;
+    /** At most this many creations are queued or running; the loader waits for the oldest before it adds one. */
+    private static final int LOG_CREATION_QUEUE = 4 * LOG_CREATION_THREADS;
+    private static final long LOG_CREATION_IDLE_MS = 5_000;
+
+    private static java.util.concurrent.ThreadPoolExecutor logCreationPool() {
+        java.util.concurrent.atomic.AtomicInteger index = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.ThreadPoolExecutor pool = new java.util.concurrent.ThreadPoolExecutor(LOG_CREATION_THREADS, LOG_CREATION_THREADS,
+            LOG_CREATION_IDLE_MS, java.util.concurrent.TimeUnit.MILLISECONDS, new java.util.concurrent.ArrayBlockingQueue<>(LOG_CREATION_QUEUE), task -> {
+                Thread thread = new Thread(task, "strata-log-creator-" + index.incrementAndGet());
+                thread.setDaemon(true);
+                return thread;
+            });
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
     }
 
     public Partition partition(TopicPartition topicPartition) {
@@ -168,6 +192,7 @@ public final class ReplicaManager implements MetadataPublisher {
     public void publish(MetadataImage previous, MetadataImage current) {
         image = current;
         boolean brokerConfigChanged = DynamicBrokerConfig.changed(previous, current, nodeId);
+        List<NewPartition> toCreate = new ArrayList<>();
         for (TopicImage topic : current.topicsByName().values()) {
             TopicImage before = previous.topic(topic.id());
             boolean configChanged = brokerConfigChanged
@@ -192,7 +217,7 @@ public final class ReplicaManager implements MetadataPublisher {
                     if (config == null) {
                         config = logConfig(current, topic.name());
                     }
-                    createPartition(topicPartition, topic.id(), registration, config);
+                    toCreate.add(new NewPartition(topicPartition, topic.id(), registration, config));
                 } else {
                     boolean ledHere = existing.leaderId() == nodeId;
                     existing.updateLeadership(registration.leader(), registration.leaderEpoch());
@@ -210,6 +235,7 @@ public final class ReplicaManager implements MetadataPublisher {
                 }
             }
         }
+        createPartitions(toCreate);
         for (TopicImage topic : previous.topicsByName().values()) {
             if (current.topic(topic.id()) == null) {
                 for (int index : topic.partitions().keySet()) {
@@ -217,6 +243,68 @@ public final class ReplicaManager implements MetadataPublisher {
                 }
             }
         }
+    }
+
+    /** A partition of the image that this node hosts and has no {@link Partition} for yet. */
+    private record NewPartition(TopicPartition topicPartition, UUID topicId, PartitionRegistration registration, LogConfig config) {
+    }
+
+    /**
+     * Opens or creates the logs of {@code created}, up to {@link #LOG_CREATION_THREADS} at a time
+     * (each costs a directory, two preallocated indexes and the fsyncs of its partition.metadata,
+     * mostly waiting on the disk), and returns once every one was tried: a caller of
+     * {@code MetadataLoader.whenApplied} still finds the logs there. Each partition is usable
+     * (leadershipError NONE) as soon as its own log exists. The first failure is thrown after
+     * the others were created; every failure is logged.
+     */
+    private void createPartitions(List<NewPartition> created) {
+        if (created.size() <= 1) {
+            created.forEach(this::createPartition);
+            return;
+        }
+        List<java.util.concurrent.Future<?>> tasks = new ArrayList<>(created.size());
+        RuntimeException[] first = new RuntimeException[1];
+        for (int i = 0; i < created.size(); i++) {
+            if (i >= LOG_CREATION_QUEUE) {
+                awaitCreation(created.get(i - LOG_CREATION_QUEUE), tasks.get(i - LOG_CREATION_QUEUE), first); // keeps the queue bounded
+            }
+            NewPartition partition = created.get(i);
+            tasks.add(logCreators.submit(() -> createPartition(partition)));
+        }
+        for (int i = Math.max(0, created.size() - LOG_CREATION_QUEUE); i < created.size(); i++) {
+            awaitCreation(created.get(i), tasks.get(i), first);
+        }
+        if (first[0] != null) {
+            throw first[0];
+        }
+    }
+
+    private static void awaitCreation(NewPartition partition, java.util.concurrent.Future<?> task, RuntimeException[] first) {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    task.get();
+                    return;
+                } catch (InterruptedException e) {
+                    interrupted = true; // the loader does not stop halfway through an image
+                }
+            }
+        } catch (java.util.concurrent.ExecutionException e) {
+            RuntimeException failure = e.getCause() instanceof RuntimeException runtime ? runtime : new IllegalStateException(e.getCause());
+            LOG.error("Could not open the log of {}", partition.topicPartition(), failure);
+            if (first[0] == null) {
+                first[0] = failure;
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void createPartition(NewPartition partition) {
+        createPartition(partition.topicPartition(), partition.topicId(), partition.registration(), partition.config());
     }
 
     private void createPartition(TopicPartition topicPartition, UUID topicId, PartitionRegistration registration, LogConfig config) {
