@@ -94,11 +94,26 @@ public final class CoordinatorPlacement {
         }
     }
 
+    /** Makes what was appended to a partition durable (an fsync of its log). */
+    public interface Flusher {
+        Flusher NONE = partition -> { };
+
+        void flush(int partition) throws Exception;
+    }
+
+    /** {@link #relocate(String, CoordinatorLog, int, long, Flusher)} without flushing (for logs that are durable as written). */
+    public static Result relocate(String topic, CoordinatorLog log, int partitions, long nowMs) throws Exception {
+        return relocate(topic, log, partitions, nowMs, Flusher.NONE);
+    }
+
     /**
      * Moves every id of {@code topic} (a name, for the log) found in its legacy partition into
-     * Kafka's. {@code log} must reach every partition of the topic; waits for each write.
+     * Kafka's. {@code log} must reach every partition of the topic; waits for each write. The
+     * copies are flushed before the tombstones are written, and the tombstones before it returns:
+     * a crash can lose neither the copy of a key it removed from the legacy partition nor (once
+     * the caller records the move as done) a tombstone.
      */
-    public static Result relocate(String topic, CoordinatorLog log, int partitions, long nowMs) throws Exception {
+    public static Result relocate(String topic, CoordinatorLog log, int partitions, long nowMs, Flusher flusher) throws Exception {
         if (partitions <= 1) {
             return new Result(0, Set.of(), Set.of());
         }
@@ -113,6 +128,7 @@ public final class CoordinatorPlacement {
             }
             for (Map.Entry<Integer, List<byte[][]>> target : strays.copies.entrySet()) {
                 write(log, topic, target.getKey(), target.getValue(), nowMs);
+                flusher.flush(target.getKey());
                 copied += target.getValue().size();
             }
             // Only once every copy is durable: the legacy partition stops loading these keys.
@@ -123,6 +139,7 @@ public final class CoordinatorPlacement {
                 tombstones.add(new byte[][] {bytes, null});
             }
             write(log, topic, source, tombstones, nowMs);
+            flusher.flush(source);
             moved.addAll(strays.ids);
             LOG.info("Moved {} records of {} ids from {}-{} to the partitions Kafka places them in", strays.copies.values().stream()
                 .mapToInt(List::size).sum(), strays.ids.size(), topic, source);

@@ -139,7 +139,7 @@ final class BrokerServer {
         groupCoordinator.configureConsumerGroups(config.consumerGroupSettings(), new io.strata.server.api.ImageTopicsView(metadata::image));
         // Before either coordinator loads a partition: state an earlier Strata placed elsewhere moves to Kafka's partition.
         CoordinatorPlacementUpgrade placementUpgrade = new CoordinatorPlacementUpgrade(config.logDirs().get(0));
-        placementUpgrade.relocate(offsetsTopic, metadata.image(), nodeId, time.milliseconds());
+        placementUpgrade.relocate(offsetsTopic, metadata.image(), nodeId, replicaManager, time.milliseconds());
         metadata.addPublisher(offsetsTopic);
         offsetsTopic.onPartitionsLed(led -> groupCoordinator.onPartitionsLed(led.keySet()));
 
@@ -157,7 +157,7 @@ final class BrokerServer {
                 : new TransactionMarkers(replicaManager, groupCoordinator, time, new io.strata.server.api.InterBrokerMarkerWriter(markerClient),
                     config.interBrokerListenerName()), producerIds::nextProducerIdUnchecked, time, 1,
             io.strata.coordinator.group.consumer.ExecutorCoordinatorTimer::new, backgroundErrors);
-        placementUpgrade.relocate(transactionStateTopic, metadata.image(), nodeId, time.milliseconds());
+        placementUpgrade.relocate(transactionStateTopic, metadata.image(), nodeId, replicaManager, time.milliseconds());
         placementUpgrade.finish();
         metadata.addPublisher(transactionStateTopic);
         transactionStateTopic.onPartitionsLed(transactionCoordinator::onPartitionsLed);
@@ -219,7 +219,11 @@ final class BrokerServer {
         }
     }
 
-    /** Waits until the controller unfenced this broker and this node's image shows it. */
+    /**
+     * Waits until the controller unfenced this broker, this node's image shows it, and every
+     * publisher has applied that image (the image is current before its publishers run: the
+     * partitions the same batch made this node lead are led by the replica manager only then).
+     */
     private void awaitUnfenced(java.util.concurrent.CompletableFuture<Long> unfenced, long startNanos) throws Exception {
         ServerConfig config = shared.config();
         long deadline = startNanos + TimeUnit.MILLISECONDS.toNanos(config.getInt(ServerConfig.INITIAL_BROKER_REGISTRATION_TIMEOUT_MS));
@@ -232,6 +236,8 @@ final class BrokerServer {
         while (true) {
             io.strata.metadata.BrokerRegistration registration = shared.metadata().image().brokers().get(config.nodeId());
             if (registration != null && !registration.fenced() && registration.epoch() == lifecycle.brokerEpoch()) {
+                shared.metadata().whenApplied(shared.metadata().image().offset() + 1)
+                    .get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
                 return;
             }
             if (System.nanoTime() > deadline) {

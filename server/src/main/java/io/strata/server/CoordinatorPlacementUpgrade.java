@@ -4,7 +4,10 @@ import io.strata.coordinator.CoordinatorPlacement;
 import io.strata.metadata.MetadataImage;
 import io.strata.metadata.PartitionRegistration;
 import io.strata.metadata.TopicImage;
+import io.strata.storage.TopicPartition;
 import io.strata.server.api.InternalTopic;
+import io.strata.server.replica.Partition;
+import io.strata.server.replica.ReplicaManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,24 +37,42 @@ final class CoordinatorPlacementUpgrade {
 
     private final Path marker;
     private final boolean done;
+    /** Whether a topic's move had to be left for a later start (a partition had no leader here). */
+    private boolean deferred;
 
     CoordinatorPlacementUpgrade(Path firstLogDir) {
         this.marker = firstLogDir.resolve(MARKER_FILE);
         this.done = Files.exists(marker);
     }
 
-    /** Moves {@code topic}'s ids found in their legacy partition; nothing if already done or if another node leads a partition. */
-    void relocate(InternalTopic topic, MetadataImage image, int nodeId, long nowMs) throws Exception {
+    /**
+     * Moves {@code topic}'s ids found in their legacy partition; nothing if already done or the
+     * topic does not exist. A node of a cluster (another node leads a partition) has nothing of
+     * the old placement; a single node whose partition has no leader at the moment leaves the
+     * move, and the marker, to its next start.
+     */
+    void relocate(InternalTopic topic, MetadataImage image, int nodeId, ReplicaManager replicaManager, long nowMs) throws Exception {
         TopicImage hosted = image.topic(topic.name());
         if (done || hosted == null) {
             return;
         }
         for (PartitionRegistration partition : hosted.partitions().values()) {
+            if (partition.leader() < 0) {
+                LOG.warn("{} has a partition without a leader: its ids' move to Kafka's placement waits for the next start", topic.name());
+                deferred = true;
+                return;
+            }
             if (partition.leader() != nodeId) {
                 return;
             }
         }
-        CoordinatorPlacement.Result result = CoordinatorPlacement.relocate(topic.name(), topic, hosted.partitions().size(), nowMs);
+        CoordinatorPlacement.Flusher flusher = partition -> {
+            Partition local = replicaManager.partition(new TopicPartition(topic.name(), partition));
+            if (local != null) {
+                local.log().flush(local.log().logEndOffset());
+            }
+        };
+        CoordinatorPlacement.Result result = CoordinatorPlacement.relocate(topic.name(), topic, hosted.partitions().size(), nowMs, flusher);
         if (result.movedAnything()) {
             LOG.info("Moved the state of {} ids of {} to the partitions Kafka places them in (Strata's earlier placement differed for "
                 + "ids with a negative hash code): {}", result.idsMoved().size(), topic.name(), result.idsMoved());
@@ -63,9 +84,9 @@ final class CoordinatorPlacementUpgrade {
         }
     }
 
-    /** Records that the move is done, durably, so later starts skip it. */
+    /** Records that the move is done, durably, so later starts skip it (unless a topic's move was deferred). */
     void finish() throws IOException {
-        if (done) {
+        if (done || deferred) {
             return;
         }
         Path temporary = marker.resolveSibling(MARKER_FILE + ".tmp");

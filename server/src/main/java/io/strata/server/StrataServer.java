@@ -147,7 +147,7 @@ public final class StrataServer implements AutoCloseable {
         }
         int nodeId = config.nodeId();
         if (brokerRole == null) {
-            shared.markMetadataLoaded();
+            // Ready (and "metadata loaded") once the quorum has a leader and this node applied what was committed (metadataCaughtUp).
             started = true;
             LOG.info("Strata controller {} of cluster {} started in {} ms (voters {}, listening on {})", nodeId, shared.clusterId(),
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos), shared.voters(), config.listeners());
@@ -173,7 +173,7 @@ public final class StrataServer implements AutoCloseable {
 
     /** What /health/ready reads. */
     private HealthChecks.Sources healthSources() {
-        return new HealthChecks.Sources(shared::isMetadataLoaded, shared::isRecoveringFromUncleanShutdown, this::isStarted, this::isShuttingDown,
+        return new HealthChecks.Sources(this::isMetadataLoaded, shared::isRecoveringFromUncleanShutdown, this::isStarted, this::isShuttingDown,
             shared::logManager, fromBroker(BrokerServer::groupCoordinator), fromBroker(BrokerServer::transactionCoordinator), brokerRole != null);
     }
 
@@ -283,7 +283,26 @@ public final class StrataServer implements AutoCloseable {
 
     /** Whether the metadata log has been replayed into the image. */
     public boolean isMetadataLoaded() {
-        return shared.isMetadataLoaded();
+        return shared.isMetadataLoaded() || metadataCaughtUp();
+    }
+
+    /**
+     * A controller-only node has no broker start-up to wait for the metadata: it counts as loaded
+     * once the quorum has a leader and this node's image holds everything committed (then for
+     * good), so /health/ready does not send a rolling restart on before the node caught up.
+     */
+    private boolean metadataCaughtUp() {
+        if (brokerRole != null || !started) {
+            return false;
+        }
+        io.strata.raft.RaftNode quorum = shared.quorum();
+        MetadataLoader metadata = shared.metadata();
+        if (quorum == null || metadata == null || quorum.leaderId() < 0 || quorum.highWatermark() <= 0
+                || metadata.nextOffset() < quorum.highWatermark()) {
+            return false;
+        }
+        shared.markMetadataLoaded();
+        return true;
     }
 
     /** Whether this start follows an unclean shutdown (so loading the logs recovers them). */

@@ -50,7 +50,7 @@ class RoleCompositionTest {
              StrataServer broker = new StrataServer(ServerConfig.fromMap(brokerConfig), Time.SYSTEM)) {
             controller.startup();
             assertThat(controller.isStarted()).isTrue();
-            assertThat(controller.isMetadataLoaded()).isTrue();
+            InProcessCluster.awaitCondition(controller::isMetadataLoaded, TIMEOUT_MS, "the controller to apply what its quorum committed");
             assertThat(controller.controller()).isNotNull();
             assertThat(controller.quorum()).isNotNull();
             assertThat(controller.replicaManager()).isNull();

@@ -131,7 +131,7 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
     private <R extends ApiMessage> void retryLater(ApiMessageType api, short version, ApiMessage request, Predicate<R> notController, long deadlineMs,
                                                    CompletableFuture<R> result, String problem) {
         LOG.debug("{} to the controller: {}; retrying", api.apiName, problem);
-        Retry retry = new Retry(() -> attempt(api, version, request, notController, deadlineMs, result, problem));
+        Retry retry = new Retry(() -> attempt(api, version, request, notController, deadlineMs, result, problem), result);
         waiting.add(retry);
         try {
             retry.timer = retries.schedule(retry, RETRY_BACKOFF_MS, TimeUnit.MILLISECONDS);
@@ -163,11 +163,21 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
     /** One waiting retry: runs once, at its backoff's end or at a leader change, whichever comes first. */
     private final class Retry implements Runnable {
         private final Runnable attempt;
+        private final CompletableFuture<?> result;
         private final java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
         private volatile java.util.concurrent.ScheduledFuture<?> timer;
 
-        Retry(Runnable attempt) {
+        Retry(Runnable attempt, CompletableFuture<?> result) {
             this.attempt = attempt;
+            this.result = result;
+        }
+
+        /** Gives the request up (the node is closing): its caller hears so instead of waiting for ever. */
+        void fail(Throwable reason) {
+            if (done.compareAndSet(false, true)) {
+                waiting.remove(this);
+                result.completeExceptionally(reason);
+            }
         }
 
         @Override
@@ -303,5 +313,8 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
     @Override
     public void close() {
         retries.shutdownNow();
+        for (Retry retry : waiting) {
+            retry.fail(new NotControllerException("the node is shutting down"));
+        }
     }
 }

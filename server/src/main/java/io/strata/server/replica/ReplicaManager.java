@@ -92,10 +92,20 @@ public final class ReplicaManager implements MetadataPublisher {
         producePurgatory.checkAndComplete(topicPartition);
     }
 
-    /** Stops the flusher; writes still waiting for it time out in the purgatory. */
+    /**
+     * Stops the flusher (writes still waiting for it time out in the purgatory) and waits for log
+     * creations under way, so none runs on after the log manager closes.
+     */
     public void close() {
         flusher.close();
         logCreators.shutdown();
+        try {
+            if (!logCreators.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                LOG.warn("Log creations still running 30 s after the replica manager closed");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Logs created at once: the work is mostly waiting on fsyncs, so a few more than the cores help. */
@@ -191,6 +201,15 @@ public final class ReplicaManager implements MetadataPublisher {
     @Override
     public void publish(MetadataImage previous, MetadataImage current) {
         image = current;
+        // Deleted topics first: a topic deleted and created again under its name within one image (a snapshot loaded by a
+        // lagging node) must not have its new partition removed by name after it was created.
+        for (TopicImage topic : previous.topicsByName().values()) {
+            if (current.topic(topic.id()) == null) {
+                for (int index : topic.partitions().keySet()) {
+                    removePartition(new TopicPartition(topic.name(), index));
+                }
+            }
+        }
         boolean brokerConfigChanged = DynamicBrokerConfig.changed(previous, current, nodeId);
         List<NewPartition> toCreate = new ArrayList<>();
         for (TopicImage topic : current.topicsByName().values()) {
@@ -236,13 +255,6 @@ public final class ReplicaManager implements MetadataPublisher {
             }
         }
         createPartitions(toCreate);
-        for (TopicImage topic : previous.topicsByName().values()) {
-            if (current.topic(topic.id()) == null) {
-                for (int index : topic.partitions().keySet()) {
-                    removePartition(new TopicPartition(topic.name(), index));
-                }
-            }
-        }
     }
 
     /** A partition of the image that this node hosts and has no {@link Partition} for yet. */

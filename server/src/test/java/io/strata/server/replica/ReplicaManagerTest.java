@@ -66,6 +66,30 @@ class ReplicaManagerTest {
         return records;
     }
 
+    /**
+     * A topic deleted and created again under its name between two images (a lagging node that
+     * loads a snapshot sees both at once): the new partition is hosted, with the new topic id.
+     */
+    @Test
+    void aTopicDeletedAndCreatedAgainWithinOneImageKeepsItsNewPartition() throws Exception {
+        UUID oldId = UUID.randomUUID();
+        UUID newId = UUID.randomUUID();
+        MetadataImage before = MetadataImage.EMPTY.apply(topic("again", oldId, 1), 1);
+        replicaManager.publish(MetadataImage.EMPTY, before);
+        assertThat(replicaManager.partition(new TopicPartition("again", 0)).log().topicId()).contains(oldId);
+
+        List<ApiMessage> recreate = new ArrayList<>();
+        recreate.add(new io.strata.metadata.record.RemoveTopicRecord().setTopicId(oldId));
+        recreate.addAll(topic("again", newId, 1));
+        MetadataImage after = before.apply(recreate, 2);
+        replicaManager.publish(before, after);
+
+        Partition hosted = replicaManager.partition(new TopicPartition("again", 0));
+        assertThat(hosted).as("the re-created partition is hosted").isNotNull();
+        assertThat(hosted.log().topicId()).contains(newId);
+        assertThat(replicaManager.leadershipError(new TopicPartition("again", 0))).isEqualTo(ErrorCode.NONE);
+    }
+
     @Test
     void anImageWithManyNewPartitionsCreatesEveryLocalLogBeforePublishReturns() {
         UUID id = UUID.randomUUID();
