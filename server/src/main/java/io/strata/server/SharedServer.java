@@ -126,7 +126,7 @@ final class SharedServer {
         logManager.lockDirectories();
         logManager.lockDirectory(config.metadataLogDir());
         clusterId = DataDirectories.ensureFormatted(config.formattedDirectories(), nodeId, config.getString(ServerConfig.CLUSTER_ID));
-        boolean cleanShutdown = Files.exists(logDirs.get(0).resolve(LogManager.CLEAN_SHUTDOWN_FILE));
+        boolean cleanShutdown = logManager.hadCleanShutdown(config.metadataLogDir());
         uncleanStart = !cleanShutdown;
 
         Path metadataDir = metadataDir();
@@ -257,12 +257,21 @@ final class SharedServer {
         if (metadata != null) {
             metadata.close();
         }
+        boolean metadataLogClosed = false;
         if (metadataUnifiedLog != null) {
             metadataUnifiedLog.flush(metadataUnifiedLog.logEndOffset());
             metadataUnifiedLog.close();
+            metadataLogClosed = true;
         }
         if (logManager != null) {
+            // The log manager marks log.dirs clean only when it loaded the partition logs; the metadata log's directory needs its
+            // own marker otherwise (a controller-only node, a metadata.log.dir outside log.dirs).
+            boolean markedByLogManager = logManager.isLoaded() && config.logDirs().stream()
+                .anyMatch(dir -> dir.toAbsolutePath().normalize().equals(config.metadataLogDir().toAbsolutePath().normalize()));
             logManager.close();
+            if (metadataLogClosed && !markedByLogManager) {
+                logManager.writeCleanShutdownMarker(config.metadataLogDir());
+            }
         }
     }
 

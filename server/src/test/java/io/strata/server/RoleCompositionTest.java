@@ -103,6 +103,8 @@ class RoleCompositionTest {
             assertThat(broker.metrics().scrape(ExpositionFormat.PROMETHEUS_TEXT)).contains("kafka_server_kafkaserver_brokerstate 7");
             controller.close();
             assertThat(controller.isShuttingDown()).isTrue();
+            // A controller-only node loads no partition logs, yet its metadata log's directory is marked clean.
+            assertThat(dir.resolve("controller").resolve(io.strata.storage.LogManager.CLEAN_SHUTDOWN_FILE)).exists();
         }
     }
 

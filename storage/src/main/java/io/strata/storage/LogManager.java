@@ -102,6 +102,8 @@ public final class LogManager implements Closeable {
     /** Logs being created, outside the lock on {@link #logs} (which guards this map), by data directory. */
     private final Map<TopicPartition, Creation> creating = new HashMap<>();
     private final Map<Path, FileChannel> lockChannels = new HashMap<>();
+    /** The directories that held a clean-shutdown marker when they were locked (normalised paths). */
+    private final java.util.Set<Path> cleanAtStart = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final Map<Path, FileLock> locks = new HashMap<>();
     private final AtomicInteger nextDirectory = new AtomicInteger();
     private volatile int loadingRemaining;
@@ -207,9 +209,6 @@ public final class LogManager implements Closeable {
         } finally {
             pools.forEach(ExecutorService::shutdown);
         }
-        for (Path dir : dirs) {
-            Files.deleteIfExists(dir.resolve(CLEAN_SHUTDOWN_FILE));
-        }
         loaded = true;
         maybeStartCleaner();
         scheduleBackgroundTasks();
@@ -217,7 +216,7 @@ public final class LogManager implements Closeable {
     }
 
     private List<Future<?>> loadDirectory(Path dir, Function<String, LogConfig> configs, List<ExecutorService> pools) throws IOException {
-        boolean cleanShutdown = Files.exists(dir.resolve(CLEAN_SHUTDOWN_FILE));
+        boolean cleanShutdown = hadCleanShutdown(dir);
         Map<TopicPartition, Long> recoveryPoints = new OffsetCheckpointFile(dir.resolve(RECOVERY_POINT_CHECKPOINT)).read();
         Map<TopicPartition, Long> startOffsets = new OffsetCheckpointFile(dir.resolve(LOG_START_OFFSET_CHECKPOINT)).read();
         List<Path> partitionDirs = new ArrayList<>();
@@ -344,6 +343,38 @@ public final class LogManager implements Closeable {
         }
         lockChannels.put(dir, channel);
         locks.put(dir, lock);
+        takeCleanShutdownMarker(dir);
+    }
+
+    /**
+     * Reads and removes the directory's clean-shutdown marker as soon as this process holds the
+     * directory: from here on anything in it may be written (the metadata log appends long before
+     * the partition logs load), so a crash must find no marker. The deletion is made durable; a
+     * marker that came back after a crash would make a torn log load as clean.
+     */
+    private void takeCleanShutdownMarker(Path dir) throws IOException {
+        Path marker = dir.resolve(CLEAN_SHUTDOWN_FILE);
+        if (Files.exists(marker)) {
+            cleanAtStart.add(dir.toAbsolutePath().normalize());
+            Files.delete(marker);
+            try (FileChannel directory = FileChannel.open(dir, StandardOpenOption.READ)) {
+                directory.force(true);
+            }
+        }
+    }
+
+    /** Whether {@code dir} held a clean-shutdown marker when this process locked it. */
+    public boolean hadCleanShutdown(Path dir) {
+        return cleanAtStart.contains(dir.toAbsolutePath().normalize());
+    }
+
+    /**
+     * Writes the clean-shutdown marker in a directory whose only log someone else closed (the
+     * metadata log of a node whose partition logs never loaded, or one outside {@code log.dirs});
+     * {@link #close} writes it in {@code log.dirs} when the partition logs were loaded.
+     */
+    public void writeCleanShutdownMarker(Path dir) throws IOException {
+        Files.write(dir.resolve(CLEAN_SHUTDOWN_FILE), new byte[0]);
     }
 
     /** Who the lock file says holds it: "pid 123 on host h", or a note that it does not say. */

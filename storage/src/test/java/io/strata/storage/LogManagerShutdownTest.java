@@ -71,6 +71,33 @@ class LogManagerShutdownTest {
         }
     }
 
+    /**
+     * The marker is taken (read and deleted) as soon as the directories are locked, before
+     * anything in them is written: a process that crashes at any point after that, even before
+     * its partition logs load, is recovered at its next start.
+     */
+    @Test
+    void theCleanShutdownMarkerIsGoneOnceTheDirectoriesAreLocked() throws Exception {
+        LogManager first = newLogManager();
+        first.startup(topic -> LogConfig.defaults());
+        first.close();
+        assertThat(dataDir.resolve(LogManager.CLEAN_SHUTDOWN_FILE)).exists();
+
+        LogManager locked = newLogManager();
+        locked.lockDirectories();
+        assertThat(locked.hadCleanShutdown(dataDir)).isTrue();
+        assertThat(dataDir.resolve(LogManager.CLEAN_SHUTDOWN_FILE)).as("taken at lock time").doesNotExist();
+        // A crash now (no close): the next process finds no marker.
+        locked.close();   // not loaded: close writes no marker
+        assertThat(dataDir.resolve(LogManager.CLEAN_SHUTDOWN_FILE)).doesNotExist();
+        LogManager next = newLogManager();
+        next.lockDirectories();
+        assertThat(next.hadCleanShutdown(dataDir)).isFalse();
+        next.writeCleanShutdownMarker(dataDir);
+        next.close();
+        assertThat(dataDir.resolve(LogManager.CLEAN_SHUTDOWN_FILE)).exists();
+    }
+
     @Test
     void shutdownDoesNotWaitForDelayedFileDeletions() throws Exception {
         LogManager manager = newLogManager();
