@@ -143,6 +143,7 @@ final class RaftSimulation {
     private final Map<ErrorCode, Integer> voterChangeResults = new TreeMap<>();
     private final List<String> voterChangeMessages = new ArrayList<>();
     private int leaderRemovals;
+    private boolean voterChangesOn = true;
     private int maxVoters;
     private final long seed;
     private final Random random;
@@ -239,6 +240,12 @@ final class RaftSimulation {
 
     private static VoterSet.Endpoint endpoint(int id) {
         return new VoterSet.Endpoint(LISTENER, "node-" + id, 9000 + id);
+    }
+
+    /** No voter changes of the simulation's own (a test asks for them). */
+    RaftSimulation withoutVoterChanges() {
+        voterChangesOn = false;
+        return this;
     }
 
     /** How the voter changes asked for ended, by error code. */
@@ -380,7 +387,7 @@ final class RaftSimulation {
     /** Asks the leader, now and then, to add a spare that is up or to remove a voter (maybe itself). */
     private void maybeChangeVoters() {
         boolean abandoned = voterChangeOwner != null && nodes.values().stream().noneMatch(node -> node.client == voterChangeOwner);
-        if (!faultsOn || (voterChangeInFlight != null && !voterChangeInFlight.isDone() && !abandoned) || random.nextDouble() >= 0.4) {
+        if (!voterChangesOn || !faultsOn || (voterChangeInFlight != null && !voterChangeInFlight.isDone() && !abandoned) || random.nextDouble() >= 0.4) {
             return;
         }
         int leaderId = leaderId();
