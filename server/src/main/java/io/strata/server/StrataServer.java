@@ -192,6 +192,9 @@ public final class StrataServer implements AutoCloseable {
         logManager.setFlushObserver(metrics.flushObserver());
         // Before anything reads a directory: recovering __cluster_metadata below truncates it.
         logManager.lockDirectories();
+        if (io.strata.server.cluster.DynamicQuorum.isDynamic(config)) {
+            io.strata.server.cluster.DynamicQuorum.requireFormatted(config, logDirs.get(0)); // KIP-853: `strata format` first
+        }
         clusterId = DataDirectories.ensureFormatted(logDirs, nodeId, config.getString(ServerConfig.CLUSTER_ID));
         boolean cleanShutdown = Files.exists(logDirs.get(0).resolve(LogManager.CLEAN_SHUTDOWN_FILE));
         uncleanStart = !cleanShutdown;
@@ -231,9 +234,15 @@ public final class StrataServer implements AutoCloseable {
             voters = peers.voterIds();
             sender = peers;
         }
-        quorum = new RaftNode(nodeId, voters, clusterId, standalone ? RaftConfig.DEFAULTS : config.raftConfig(), new FileRaftLog(metadataUnifiedLog),
+        io.strata.raft.QuorumSetup quorumSetup = !standalone && io.strata.server.cluster.DynamicQuorum.isDynamic(config)
+            ? io.strata.server.cluster.DynamicQuorum.setup(config, logDirs.get(0), DataDirectories.directoryId(logDirs.get(0)))
+            : io.strata.raft.QuorumSetup.staticQuorum(nodeId, voters);
+        quorum = new RaftNode(quorumSetup, clusterId, standalone ? RaftConfig.DEFAULTS : config.raftConfig(), new FileRaftLog(metadataUnifiedLog),
             new FileQuorumStateStore(metadataDir), sender, time, new java.util.Random(), new RaftClient.Listener() { },
             new MetadataCommitListener(metadata, controller));
+        if (quorumSetup.isDynamic()) {
+            peers.useVoterSet(quorum::publishedVoterSet, quorumSetup.listenerName());
+        }
         if (controller != null) {
             controller.start(quorum);
         }
