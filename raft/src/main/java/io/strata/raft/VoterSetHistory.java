@@ -44,6 +44,12 @@ import java.util.TreeMap;
 final class VoterSetHistory {
     /** The most bytes read from the log at once when catching up. */
     private static final int READ_BYTES = 1 << 20;
+    /**
+     * The most bytes of a snapshot read for its kraft.version and voters: they are in the control
+     * batch right after the header, and a VotersRecord of even hundreds of voters is a few KiB; the
+     * rest of the snapshot (the state) is not read.
+     */
+    private static final int SNAPSHOT_HEAD_BYTES = 1 << 20;
 
     private final boolean staticVoters;
     private final VoterSet staticSet;
@@ -120,11 +126,14 @@ final class VoterSetHistory {
         kraftVersions.clear();
         long at = snapshot.snapshotId().offset() - 1;
         if (!staticVoters) {
-            for (RecordBatch batch : snapshot.batches()) {
-                if (((DefaultRecordBatch) batch).isControlBatch()) {
-                    for (Record record : ((DefaultRecordBatch) batch).records()) {
-                        apply(at, record);
-                    }
+            ByteBuffer head = snapshot.read(0, (int) Math.min(snapshot.sizeInBytes(), SNAPSHOT_HEAD_BYTES));
+            // Iteration ends quietly at a batch the head cuts; the control batches come before the first data batch.
+            for (RecordBatch batch : MemoryRecords.readableRecords(head).batches()) {
+                if (!((DefaultRecordBatch) batch).isControlBatch()) {
+                    break;
+                }
+                for (Record record : ((DefaultRecordBatch) batch).records()) {
+                    apply(at, record);
                 }
             }
         }
@@ -133,6 +142,10 @@ final class VoterSetHistory {
 
     /** Reads whatever the log holds past what was looked at. */
     void catchUp(RaftLog log) {
+        if (staticVoters) {
+            nextOffset = log.endOffset().offset(); // a static quorum's log holds no voters to read
+            return;
+        }
         nextOffset = Math.max(nextOffset, log.logStartOffset());
         while (nextOffset < log.endOffset().offset()) {
             long before = nextOffset;
@@ -145,6 +158,9 @@ final class VoterSetHistory {
 
     /** Looks at batches just appended (in offset order); batches already looked at are skipped. */
     void scan(Records records) {
+        if (staticVoters) {
+            return;
+        }
         for (RecordBatch entry : memory(records).batches()) {
             DefaultRecordBatch batch = (DefaultRecordBatch) entry;
             if (batch.lastOffset() < nextOffset) {
