@@ -53,6 +53,7 @@ class DynamicQuorumClusterTest {
     void controllersJoinAStandaloneQuorumWhichSurvivesItsFirstLeader() throws Exception {
         cluster = ClusterHarness.dynamicSplit(dir, 3, 1);
         cluster.start();
+        QuorumInfo three;
         try (Admin admin = cluster.controllerAdmin()) {
             ClusterHarness.waitUntil(() -> describe(admin).observers().stream().map(QuorumInfo.ReplicaState::replicaId).collect(Collectors.toSet())
                 .containsAll(Set.of(2, 3)), DEADLINE, "controllers 2 and 3 fetch from the standalone leader as observers");
@@ -70,7 +71,7 @@ class DynamicQuorumClusterTest {
             }
             ClusterHarness.waitUntil(() -> describe(admin).voters().stream().map(QuorumInfo.ReplicaState::replicaId).collect(Collectors.toSet())
                 .equals(Set.of(1, 2, 3)), DEADLINE, "three voters");
-            QuorumInfo three = describe(admin);
+            three = describe(admin);
             assertThat(three.voters()).allSatisfy(voter -> assertThat(voter.replicaDirectoryId()).isNotEqualTo(Uuid.ZERO_UUID));
             assertThat(three.voters()).filteredOn(voter -> voter.replicaId() == 2).first()
                 .satisfies(voter -> assertThat(voter.replicaDirectoryId()).isEqualTo(directoryIds.get(2)));
@@ -94,24 +95,39 @@ class DynamicQuorumClusterTest {
         int firstLeader = cluster.awaitActiveController(DEADLINE);
         assertThat(firstLeader).isEqualTo(1);
         cluster.node(1).kill9();
-        try (Admin admin = cluster.controllerAdmin()) {
-            ClusterHarness.waitUntil(() -> Set.of(2, 3).contains(describe(admin).leaderId()), DEADLINE, "a new leader among the added voters");
-        }
+        // A fresh client per attempt, bootstrapped from the live controllers: one made before the election may keep a stale active controller.
+        ClusterHarness.waitUntil(() -> {
+            try (Admin admin = liveControllerAdmin()) {
+                return Set.of(2, 3).contains(describe(admin).leaderId());
+            }
+        }, DEADLINE, "a new leader among the added voters");
         try (Admin brokerAdmin = cluster.admin()) {
             ClusterHarness.waitUntil(() -> {
                 brokerAdmin.createTopics(List.of(new NewTopic("dynamic-after", 2, (short) 1))).all().get(15, TimeUnit.SECONDS);
                 return true;
             }, DEADLINE, "a topic is created after the failover");
         }
-        try (Admin admin = cluster.controllerAdmin()) {
-            Uuid deadDirectory = describe(admin).voters().stream().filter(voter -> voter.replicaId() == 1).findFirst().orElseThrow().replicaDirectoryId();
-            ClusterHarness.waitUntil(() -> {
+        Uuid deadDirectory = three.voters().stream().filter(voter -> voter.replicaId() == 1).findFirst().orElseThrow().replicaDirectoryId();
+        ClusterHarness.waitUntil(() -> {
+            try (Admin admin = liveControllerAdmin()) {
                 admin.removeRaftVoter(1, deadDirectory).all().get(15, TimeUnit.SECONDS);
                 return true;
-            }, DEADLINE, "the dead voter 1 is removed");
-            ClusterHarness.waitUntil(() -> describe(admin).voters().stream().map(QuorumInfo.ReplicaState::replicaId).collect(Collectors.toSet())
-                .equals(Set.of(2, 3)), DEADLINE, "two voters left");
-        }
+            }
+        }, DEADLINE, "the dead voter 1 is removed");
+        ClusterHarness.waitUntil(() -> {
+            try (Admin admin = liveControllerAdmin()) {
+                return describe(admin).voters().stream().map(QuorumInfo.ReplicaState::replicaId).collect(Collectors.toSet()).equals(Set.of(2, 3));
+            }
+        }, DEADLINE, "two voters left");
+    }
+
+    private Admin liveControllerAdmin() {
+        java.util.Properties properties = new java.util.Properties();
+        properties.put(org.apache.kafka.clients.admin.AdminClientConfig.BOOTSTRAP_CONTROLLERS_CONFIG, cluster.controllers().stream()
+            .filter(ClusterHarness.Node::isAlive).map(node -> "127.0.0.1:" + node.controllerPort()).collect(Collectors.joining(",")));
+        properties.put(org.apache.kafka.clients.admin.AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
+        properties.put(org.apache.kafka.clients.admin.AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "10000");
+        return Admin.create(properties);
     }
 
     private static QuorumInfo describe(Admin admin) throws Exception {
