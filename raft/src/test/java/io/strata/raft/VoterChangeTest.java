@@ -110,4 +110,21 @@ class VoterChangeTest {
         assertThat(simulation.clients().get(1).highWatermark()).as("the removed voter still follows the log")
             .isGreaterThan(simulation.clients().get(newLeader).highWatermark() - 10);
     }
+
+    /** A voter added with endpoints other than its own tells the leader (UpdateRaftVoter); the voter set then names its own. */
+    @Test
+    void aVoterWhoseEndpointsDifferFromTheLogsUpdatesThem() {
+        RaftSimulation simulation = standaloneWithTwoSpares();
+        RaftClient leader = leader(simulation);
+        ReplicaKey two = simulation.clients().get(2).localKey();
+        VoterSet.Endpoint stale = new VoterSet.Endpoint(RaftSimulation.LISTENER, "node-2", 1);
+        assertThat(await(simulation, leader.addVoter(two, List.of(stale), true, 5_000, simulation.nowMs())).error()).isEqualTo(ErrorCode.NONE);
+        long deadline = simulation.nowMs() + 10_000;
+        while (!leader.committedVoterSet().voter(2).orElseThrow().endpoints().equals(List.of(endpoint(2))) && simulation.nowMs() < deadline) {
+            simulation.run(simulation.nowMs() + 100);
+        }
+        assertThat(leader.committedVoterSet().voter(2).orElseThrow().endpoints()).as("voter 2's endpoints in the committed voter set")
+            .containsExactly(endpoint(2));
+        assertThat(leader.committedVoterSet().voter(2).orElseThrow().key()).isEqualTo(two);
+    }
 }
