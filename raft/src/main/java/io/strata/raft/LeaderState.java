@@ -23,6 +23,11 @@ import java.util.Set;
  * within {@link RaftConfig#checkQuorumTimeoutMs()} resigns, so a leader cut off from the
  * other voters stops accepting writes it cannot commit (KAFKA-15489). A single voter never
  * resigns for this reason (KAFKA-16144).
+ *
+ * <p>Voter changes (KIP-853): the voters counted are those of the latest voter set in the log,
+ * committed or not ({@link #updateVoters}); a leader that is not in that set (it is removing
+ * itself) does not count its own log towards the high watermark nor itself towards check-quorum
+ * (KAFKA-16530, KAFKA-16531), and it keeps leading until the change commits.
  */
 public final class LeaderState implements EpochState {
     private final int epoch;
@@ -95,7 +100,25 @@ public final class LeaderState implements EpochState {
      * fetch offset reached the leader's log end, or reached the log end the leader had at the
      * replica's previous fetch (then it was caught up as of that fetch), as Kafka computes it.
      */
-    public record ReplicaProgress(long logEndOffset, long lastFetchMs, long lastCaughtUpMs, long leaderEndOffsetAtFetch) {
+    public record ReplicaProgress(long logEndOffset, long lastFetchMs, long lastCaughtUpMs, long leaderEndOffsetAtFetch, java.util.UUID directoryId) {
+    }
+
+    /**
+     * The voters are now {@code voters} (a voter record was appended, or truncated away): a new
+     * voter starts from its observer progress if it fetched (else unknown), with a grace period of
+     * one check-quorum timeout; a removed one no longer counts.
+     */
+    void updateVoters(Set<Integer> voters, long logEndOffset, long nowMs) {
+        voterEndOffsets.keySet().retainAll(voters);
+        voterLastFetchMs.keySet().retainAll(voters);
+        beginEpochUnacked.retainAll(voters);
+        for (int voter : voters) {
+            if (!voterEndOffsets.containsKey(voter)) {
+                ReplicaProgress known = progress.get(voter);
+                voterEndOffsets.put(voter, voter == localId ? logEndOffset : known == null ? -1L : known.logEndOffset());
+                voterLastFetchMs.put(voter, nowMs);
+            }
+        }
     }
 
     /** Every replica that fetched in this epoch, by id. */
@@ -109,6 +132,14 @@ public final class LeaderState implements EpochState {
      * Observers are tracked for DescribeQuorum but do not count towards the high watermark.
      */
     boolean updateReplica(int replicaId, long fetchOffset, long leaderEndOffset, long nowMs) {
+        return updateReplica(replicaId, io.strata.protocol.Uuids.ZERO, true, fetchOffset, leaderEndOffset, nowMs);
+    }
+
+    /**
+     * @param matchesVoter false if the replica's directory id is not the one its voter id has in the voter set: a
+     *                     replica on another disk with that id (a wiped node) acknowledges nothing for the voter
+     */
+    boolean updateReplica(int replicaId, java.util.UUID directoryId, boolean matchesVoter, long fetchOffset, long leaderEndOffset, long nowMs) {
         ReplicaProgress previous = progress.get(replicaId);
         long caughtUpMs = previous == null ? -1 : previous.lastCaughtUpMs();
         if (fetchOffset >= leaderEndOffset) {
@@ -116,9 +147,12 @@ public final class LeaderState implements EpochState {
         } else if (previous != null && fetchOffset >= previous.leaderEndOffsetAtFetch()) {
             caughtUpMs = Math.max(caughtUpMs, previous.lastFetchMs());
         }
-        progress.put(replicaId, new ReplicaProgress(fetchOffset, nowMs, caughtUpMs, leaderEndOffset));
+        if (previous != null && !previous.directoryId().equals(directoryId)) {
+            caughtUpMs = fetchOffset >= leaderEndOffset ? nowMs : -1; // another replica (a wiped disk) with the same id
+        }
+        progress.put(replicaId, new ReplicaProgress(fetchOffset, nowMs, caughtUpMs, leaderEndOffset, directoryId));
         int voterId = replicaId;
-        if (!voterEndOffsets.containsKey(voterId)) {
+        if (!matchesVoter || !voterEndOffsets.containsKey(voterId)) {
             return false;
         }
         voterLastFetchMs.put(voterId, nowMs);
@@ -138,11 +172,16 @@ public final class LeaderState implements EpochState {
 
     /** Records the leader's own flushed log end; returns whether the high watermark moved. */
     boolean updateLocal(long flushedEndOffset) {
-        voterEndOffsets.put(localId, flushedEndOffset);
+        if (voterEndOffsets.containsKey(localId)) {
+            voterEndOffsets.put(localId, flushedEndOffset);
+        }
         return maybeAdvanceHighWatermark();
     }
 
     private boolean maybeAdvanceHighWatermark() {
+        if (voterEndOffsets.isEmpty()) {
+            return false;
+        }
         List<Long> offsets = new ArrayList<>(voterEndOffsets.values());
         offsets.sort(Collections.reverseOrder());
         long majorityOffset = offsets.get(offsets.size() / 2);
@@ -162,6 +201,11 @@ public final class LeaderState implements EpochState {
             }
         }
         return recent >= voterLastFetchMs.size() / 2 + 1;
+    }
+
+    /** Whether the leader is among the voters it counts (not while it removes itself). */
+    boolean isLocalVoter() {
+        return voterEndOffsets.containsKey(localId);
     }
 
     /** The other voters, those with the longest logs first: the preferred successors when resigning. */

@@ -26,8 +26,18 @@ import java.util.Set;
  *  Candidate    higher epoch           election timeout        -           vote won   leader at &gt;= epoch        -
  *  Leader       higher epoch           -                       -           -          leader at &gt; epoch         resign
  *  Follower     higher epoch           fetch timeout (voters)  -           -          leader at &gt; epoch         -
- *  Resigned     higher epoch           election timeout        -           -          leader at &gt; epoch         -
+ *  Resigned     higher epoch;          election timeout        -           -          leader at &gt; epoch         -
+ *               election timeout when
+ *               no longer a voter
+ *               (same epoch)
  * </pre>
+ *
+ * <p>Voters (KIP-853): "voter" always means the latest voter set this replica's log holds
+ * ({@link VoterSetHistory}); it changes under the roles. A dynamic quorum's replica votes for,
+ * and follows, a candidate or leader outside its own voter set (its log may lag theirs); an
+ * observer that becomes a voter campaigns when its election timer expires; a leader that removed
+ * itself resigns once the removal commits and, no longer a voter, becomes Unattached in the same
+ * epoch (it never leads that epoch again) to learn the next leader as an observer.
  *
  * A vote is granted only from Unattached (or a Prospective that has not voted) at the
  * candidate's epoch, after moving to that epoch if it is higher. Observers (non-voters) only
@@ -42,7 +52,7 @@ public final class QuorumState {
     private static final Logger LOG = LoggerFactory.getLogger(QuorumState.class);
 
     private final int localId;
-    private final Set<Integer> voters;
+    private final VoterSetHistory voters;
     private final RaftConfig config;
     private final QuorumStateStore store;
     private final Random random;
@@ -50,11 +60,13 @@ public final class QuorumState {
     private long highWatermark;
 
     QuorumState(int localId, Set<Integer> voters, RaftConfig config, QuorumStateStore store, Random random) {
-        if (voters.isEmpty()) {
-            throw new IllegalArgumentException("a quorum needs at least one voter");
-        }
+        this(localId, VoterSetHistory.staticVoters(VoterSet.ofIds(voters)), config, store, random);
+    }
+
+    /** The voters are {@code voters.latest()} at each moment: a voter change in the log takes effect at once. */
+    QuorumState(int localId, VoterSetHistory voters, RaftConfig config, QuorumStateStore store, Random random) {
         this.localId = localId;
-        this.voters = Set.copyOf(voters);
+        this.voters = voters;
         this.config = config;
         this.store = store;
         this.random = random;
@@ -80,7 +92,7 @@ public final class QuorumState {
                 localId, logEnd.epoch(), stored.epoch(), logEnd.epoch());
             state = new UnattachedState(logEnd.epoch(), ElectionState.NONE, initialElectionTimer(nowMs));
         } else if (stored.leaderId() == localId && isVoter()) {
-            state = new ResignedState(stored.epoch(), localId, voters, List.of(), initialElectionTimer(nowMs), nowMs);
+            state = new ResignedState(stored.epoch(), localId, voters(), List.of(), initialElectionTimer(nowMs), nowMs);
         } else if (stored.hasLeader() && stored.leaderId() != localId) {
             state = new FollowerState(stored.epoch(), stored.leaderId(), stored.votedId(), fetchTimer(nowMs), highWatermark);
         } else {
@@ -95,23 +107,41 @@ public final class QuorumState {
      * does), so a single node leads at once after a start instead of after an election timeout.
      */
     private Timer initialElectionTimer(long nowMs) {
-        return voters.equals(Set.of(localId)) ? new Timer(nowMs) : electionTimer(nowMs);
+        return voters.latest().isOnlyVoter(localId) ? new Timer(nowMs) : electionTimer(nowMs);
     }
 
     public int localId() {
         return localId;
     }
 
+    /** The ids of the voters in effect (the latest voter set of the log, or the static one). */
     public Set<Integer> voters() {
-        return voters;
+        return voters.latest().ids();
+    }
+
+    public VoterSet voterSet() {
+        return voters.latest();
     }
 
     public boolean isVoter() {
-        return voters.contains(localId);
+        return voters.latest().isVoter(localId);
     }
 
     public boolean isVoter(int nodeId) {
-        return voters.contains(nodeId);
+        return voters.latest().isVoter(nodeId);
+    }
+
+    /** Whether the voters live in the log (kraft.version 1) rather than in the configuration. */
+    public boolean isDynamic() {
+        return !voters.isStatic();
+    }
+
+    /**
+     * Whether this replica may follow {@code leaderId}: a static quorum follows only its voters; a
+     * dynamic one follows whoever leads, as its own voter set may lag the leader's log.
+     */
+    boolean canFollow(int leaderId) {
+        return leaderId >= 0 && leaderId != localId && (isDynamic() || isVoter(leaderId));
     }
 
     public EpochState state() {
@@ -157,14 +187,28 @@ public final class QuorumState {
         if (epoch <= state.epoch()) {
             throw new IllegalStateException("node " + localId + ": cannot become Unattached in epoch " + epoch + " from " + state);
         }
+        // Observers get a timer too: one that becomes a voter (an added voter) campaigns when it expires.
         Timer timer = state instanceof UnattachedState unattached ? unattached.electionTimer : electionTimer(nowMs);
-        transitionTo(new UnattachedState(epoch, ElectionState.NONE, isVoter() ? timer : Timer.never()));
+        transitionTo(new UnattachedState(epoch, ElectionState.NONE, timer));
+    }
+
+    /**
+     * A resigned leader that is no longer a voter (it removed itself) waits, as an observer, to
+     * learn the next leader; it keeps its epoch and its vote, so it never leads this epoch again.
+     */
+    void transitionToObserverAfterResigning(long nowMs) {
+        if (!(state instanceof ResignedState) || isVoter()) {
+            throw new IllegalStateException("node " + localId + ": only a resigned leader that left the voters " + voters.latest()
+                + " becomes an observer: " + state);
+        }
+        transitionTo(new UnattachedState(state.epoch(), localId, electionTimer(nowMs)));
     }
 
     /** Grants the vote of the current epoch to {@code candidateId}. */
     void transitionToVoted(int epoch, int candidateId, long nowMs) {
-        if (!isVoter() || !isVoter(candidateId) || candidateId == localId) {
-            throw new IllegalStateException("node " + localId + ": cannot vote for " + candidateId + " with voters " + voters);
+        // A dynamic quorum's replica votes by the candidate's voter set, which may be ahead of its own.
+        if (candidateId == localId || (!isDynamic() && (!isVoter() || !isVoter(candidateId)))) {
+            throw new IllegalStateException("node " + localId + ": cannot vote for " + candidateId + " with voters " + voters.latest());
         }
         if (epoch != state.epoch()) {
             throw new IllegalStateException("node " + localId + ": cannot vote for " + candidateId + " in epoch " + epoch + " from " + state);
@@ -188,7 +232,7 @@ public final class QuorumState {
     /** Starts (or restarts) a pre-vote in the current epoch. */
     void transitionToProspective(long nowMs) {
         if (!isVoter()) {
-            throw new IllegalStateException("node " + localId + " is an observer and cannot start an election: voters=" + voters);
+            throw new IllegalStateException("node " + localId + " is an observer and cannot start an election: voters=" + voters.latest());
         }
         int leaderId = ElectionState.NONE;
         int votedId;
@@ -205,7 +249,7 @@ public final class QuorumState {
         } else {
             throw new IllegalStateException("node " + localId + ": a leader resigns before it campaigns: " + state);
         }
-        transitionTo(new ProspectiveState(state.epoch(), leaderId, votedId, voters, localId, electionTimer(nowMs)));
+        transitionTo(new ProspectiveState(state.epoch(), leaderId, votedId, voters(), localId, electionTimer(nowMs)));
     }
 
     /** A pre-vote was lost: back to following the known leader, or to waiting a backoff. */
@@ -225,7 +269,7 @@ public final class QuorumState {
         if (!(state instanceof ProspectiveState prospective) || !prospective.tally.isWon()) {
             throw new IllegalStateException("node " + localId + ": a candidate needs a won pre-vote, not " + state);
         }
-        transitionTo(new CandidateState(state.epoch() + 1, localId, voters, electionTimer(nowMs)));
+        transitionTo(new CandidateState(state.epoch() + 1, localId, voters(), electionTimer(nowMs)));
     }
 
     /** A won election; the caller appends the epoch's LEADER_CHANGE record at {@code epochStartOffset}. */
@@ -233,15 +277,15 @@ public final class QuorumState {
         if (!(state instanceof CandidateState candidate) || !candidate.tally.isWon()) {
             throw new IllegalStateException("node " + localId + ": only a candidate with a majority becomes leader, not " + state);
         }
-        LeaderState leader = new LeaderState(state.epoch(), localId, voters, epochStartOffset, highWatermark, nowMs);
+        LeaderState leader = new LeaderState(state.epoch(), localId, voters(), epochStartOffset, highWatermark, nowMs);
         transitionTo(leader);
         return leader;
     }
 
     /** Follows {@code leaderId} in {@code epoch}. */
     void transitionToFollower(int epoch, int leaderId, long nowMs) {
-        if (leaderId == localId || !isVoter(leaderId)) {
-            throw new IllegalStateException("node " + localId + ": cannot follow " + leaderId + " in epoch " + epoch + " with voters " + voters);
+        if (!canFollow(leaderId)) {
+            throw new IllegalStateException("node " + localId + ": cannot follow " + leaderId + " in epoch " + epoch + " with voters " + voters.latest());
         }
         if (epoch < state.epoch()) {
             throw new IllegalStateException("node " + localId + ": cannot follow " + leaderId + " in epoch " + epoch + " from the later " + state);
@@ -259,7 +303,7 @@ public final class QuorumState {
         if (!(state instanceof LeaderState)) {
             throw new IllegalStateException("node " + localId + ": only a leader resigns, not " + state);
         }
-        transitionTo(new ResignedState(state.epoch(), localId, voters, preferredSuccessors, electionTimer(nowMs), nowMs));
+        transitionTo(new ResignedState(state.epoch(), localId, voters(), preferredSuccessors, electionTimer(nowMs), nowMs));
     }
 
     private void transitionTo(EpochState next) {

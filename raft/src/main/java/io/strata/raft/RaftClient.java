@@ -4,7 +4,12 @@ import io.strata.protocol.ApiMessage;
 import io.strata.protocol.ByteBufferWriter;
 import io.strata.protocol.ErrorCode;
 import io.strata.protocol.Message;
+import io.strata.protocol.Uuids;
 import io.strata.protocol.message.ApiMessageType;
+import io.strata.protocol.message.ApiVersionsRequestData;
+import io.strata.protocol.message.ApiVersionsResponseData;
+import io.strata.protocol.message.UpdateRaftVoterRequestData;
+import io.strata.protocol.message.UpdateRaftVoterResponseData;
 import io.strata.protocol.message.BeginQuorumEpochRequestData;
 import io.strata.protocol.message.BeginQuorumEpochResponseData;
 import io.strata.protocol.message.DescribeQuorumResponseData;
@@ -35,6 +40,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * One replica of the KRaft quorum (KIP-595): pull-based Raft over one log. Leaders are elected
@@ -58,6 +64,13 @@ import java.util.UUID;
  * <p>Durability: the leader counts only its flushed log towards the high watermark, and a
  * follower flushes what it appended before it fetches again (the next fetch offset is its
  * acknowledgement), so a committed entry is on the disks of a majority.
+ *
+ * <p>Voters (KIP-853): a static quorum's voters are fixed by configuration (kraft.version 0); a
+ * dynamic quorum's are the latest VotersRecord in the snapshot and log ({@link VoterSetHistory}),
+ * changed one voter at a time by the leader ({@link #addVoter}, {@link #removeVoter}, and
+ * UpdateRaftVoter for endpoints). A replica uses a voter set as soon as its log has it,
+ * committed or not; a truncation rolls back to the previous one. Replicas are named by id and
+ * directory id ({@link ReplicaKey}) wherever the wire carries it.
  *
  * <p>Not thread-safe.
  */
@@ -108,7 +121,67 @@ public final class RaftClient {
     private record Pending(int destination, ApiMessageType api, int epoch, boolean preVote, long sentMs) {
     }
 
+    /** How a voter change ended, with Kafka's error code and message. */
+    public record VoterChangeResult(ErrorCode error, String message) {
+        static final VoterChangeResult OK = new VoterChangeResult(ErrorCode.NONE, null);
+    }
+
+    /**
+     * The one voter change the leader works on (Kafka allows one at a time). An add first asks the
+     * new voter's ApiVersions for the kraft.version it supports, then appends; every kind then
+     * waits for its VotersRecord to commit (or answers at once when not {@code ackWhenCommitted}
+     * but still blocks other changes until the commit).
+     */
+    private static final class VoterChange {
+        enum Kind { ADD, REMOVE, UPDATE }
+
+        enum Stage { AWAITING_API_VERSIONS, AWAITING_COMMIT }
+
+        final Kind kind;
+        final int epoch;
+        VoterSet.Voter voter;
+        final long deadlineMs;
+        final boolean ackWhenCommitted;
+        final CompletableFuture<VoterChangeResult> result;
+        Stage stage;
+        long recordOffset = -1;
+
+        VoterChange(Kind kind, int epoch, VoterSet.Voter voter, Stage stage, long deadlineMs, boolean ackWhenCommitted,
+                    CompletableFuture<VoterChangeResult> result) {
+            this.kind = kind;
+            this.epoch = epoch;
+            this.voter = voter;
+            this.stage = stage;
+            this.deadlineMs = deadlineMs;
+            this.ackWhenCommitted = ackWhenCommitted;
+            this.result = result;
+        }
+
+        void appendedAt(long offset) {
+            if (stage == Stage.AWAITING_COMMIT) {
+                throw new IllegalStateException(kind + " of voter " + voter.key() + " appended twice: at " + recordOffset + " and " + offset);
+            }
+            stage = Stage.AWAITING_COMMIT;
+            recordOffset = offset;
+        }
+
+        @Override
+        public String toString() {
+            return kind + "(" + voter.key() + ", epoch " + epoch + ", " + stage + (recordOffset >= 0 ? " at " + recordOffset : "") + ")";
+        }
+    }
+
     private final int localId;
+    private final QuorumSetup setup;
+    private final VoterSetHistory history;
+    /** Leader endpoints learned from responses and BeginQuorumEpoch (on our listener), by node id. */
+    private final Map<Integer, VoterSet.Endpoint> learnedEndpoints = new HashMap<>();
+    /** Where to reach a replica being added, until it is in the voter set. */
+    private final Map<Integer, VoterSet.Endpoint> probeEndpoints = new HashMap<>();
+    private VoterChange voterChange;
+    /** The epoch in which this voter's UpdateRaftVoter was accepted (its endpoints are in the log). */
+    private int voterUpdatedInEpoch = -1;
+    private long nextUpdateVoterMs;
     private final String clusterId;
     private final RaftConfig config;
     private final RaftLog log;
@@ -129,20 +202,31 @@ public final class RaftClient {
     private int lastNotifiedLeader = -2;
     private SnapshotFetch snapshotFetch;
 
+    /** A static quorum of {@code voters} (kraft.version 0). */
     public RaftClient(int localId, Set<Integer> voters, String clusterId, RaftConfig config, RaftLog log, QuorumStateStore store,
                       RaftTransport transport, Random random, Listener listener) {
-        this.localId = localId;
+        this(QuorumSetup.staticQuorum(localId, voters), clusterId, config, log, store, transport, random, listener);
+    }
+
+    public RaftClient(QuorumSetup setup, String clusterId, RaftConfig config, RaftLog log, QuorumStateStore store,
+                      RaftTransport transport, Random random, Listener listener) {
+        this.localId = setup.localKey().id();
+        this.setup = setup;
+        this.history = setup.isDynamic() ? VoterSetHistory.dynamic() : VoterSetHistory.staticVoters(VoterSet.ofIds(setup.staticVoters()));
         this.clusterId = clusterId;
         this.config = config;
         this.log = log;
         this.transport = transport;
         this.random = random;
         this.listener = listener;
-        this.quorum = new QuorumState(localId, voters, config, store, random);
+        this.quorum = new QuorumState(localId, history, config, store, random);
     }
 
-    /** Resumes from the quorum-state file and the log. Call once, before anything else. */
+    /** Resumes from the quorum-state file, the latest snapshot and the log. Call once, before anything else. */
     public void initialize(long nowMs) {
+        log.latestSnapshotId().flatMap(log::readSnapshot).ifPresent(history::loadSnapshot);
+        history.catchUp(log);
+        LOG.info("Node {}: voters {}", localId, history);
         quorum.initialize(log.endOffset(), nowMs);
         notifyLeaderChange();
     }
@@ -177,6 +261,73 @@ public final class RaftClient {
         return log;
     }
 
+    /** The voter set in effect (the latest in the log, committed or not). */
+    public VoterSet voterSet() {
+        return history.latest();
+    }
+
+    /** The voter set committed as of this replica's high watermark. */
+    public VoterSet committedVoterSet() {
+        return history.committed(quorum.highWatermark());
+    }
+
+    /** The offset of the record of {@link #committedVoterSet()} (-1: static, or not from the log). For tests. */
+    long committedVoterSetOffset() {
+        return history.committedOffset(quorum.highWatermark());
+    }
+
+    /** The finalized kraft.version: 0 for static quorums, 1 once the log or bootstrap checkpoint says so. */
+    public short kraftVersion() {
+        return history.kraftVersion();
+    }
+
+    public ReplicaKey localKey() {
+        return setup.localKey();
+    }
+
+    /**
+     * Where node {@code nodeId} listens for quorum requests, as far as this replica knows: a
+     * bootstrap server (negative ids), a replica being added, a voter of the voter set, or a leader
+     * that named its endpoint. Empty when only the transport's own configuration can tell (static quorums).
+     */
+    public Optional<VoterSet.Endpoint> endpointOf(int nodeId) {
+        if (nodeId < -1) {
+            int index = -2 - nodeId;
+            return index < setup.bootstrapServers().size() ? Optional.of(setup.bootstrapServers().get(index)) : Optional.empty();
+        }
+        VoterSet.Endpoint probe = probeEndpoints.get(nodeId);
+        if (probe != null) {
+            return Optional.of(probe);
+        }
+        Optional<VoterSet.Endpoint> voter = history.latest().voter(nodeId).flatMap(v -> v.endpoint(setup.listenerName()));
+        if (voter.isPresent()) {
+            return voter;
+        }
+        if (nodeId == localId) {
+            return localEndpoint();
+        }
+        return Optional.ofNullable(learnedEndpoints.get(nodeId));
+    }
+
+    /** Whether a bootstrap server is this replica itself (its own address is in the list of every controller). */
+    private boolean isLocalAddress(VoterSet.Endpoint bootstrap) {
+        for (VoterSet.Endpoint local : setup.localEndpoints()) {
+            if (local.host().equals(bootstrap.host()) && local.port() == bootstrap.port()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private Optional<VoterSet.Endpoint> localEndpoint() {
+        for (VoterSet.Endpoint endpoint : setup.localEndpoints()) {
+            if (endpoint.listener().equals(setup.listenerName())) {
+                return Optional.of(endpoint);
+            }
+        }
+        return Optional.empty();
+    }
+
     /** Queues an incoming request or response for the next {@link #poll}. */
     public void receive(RaftMessage message) {
         if (message.destination() != localId) {
@@ -196,6 +347,7 @@ public final class RaftClient {
             return -1;
         }
         long lastOffset = log.appendAsLeader(values, quorum.epoch(), nowMs);
+        history.skipTo(lastOffset + 1);
         wakeParkedFetches = true;
         return lastOffset;
     }
@@ -225,7 +377,12 @@ public final class RaftClient {
             throw new IllegalArgumentException("node " + localId + ": snapshot " + snapshotId + " does not name an entry of the log (log start "
                 + log.logStartOffset() + ", end for epoch " + snapshotId.epoch() + ": " + end + ")");
         }
-        return Optional.of(new RecordsSnapshotWriter(log.createSnapshot(snapshotId), lastContainedLogTimestampMs));
+        SnapshotWriter raw = log.createSnapshot(snapshotId);
+        if (history.isStatic()) {
+            return Optional.of(new RecordsSnapshotWriter(raw, lastContainedLogTimestampMs));
+        }
+        // The snapshot replaces the log below it: it must carry the voter set in effect there.
+        return Optional.of(new RecordsSnapshotWriter(raw, lastContainedLogTimestampMs, history.kraftVersion(), history.committed(snapshotId.offset())));
     }
 
     /** Leaves leadership (graceful shutdown): the voters are told to elect another leader at once. */
@@ -248,7 +405,10 @@ public final class RaftClient {
         }
         expirePending(nowMs);
         dropStaleSnapshotFetch();
-        log.deleteBeforeSnapshot(quorum.highWatermark());
+        if (log.deleteBeforeSnapshot(quorum.highWatermark())) {
+            history.trimBefore(log.logStartOffset());
+        }
+        pollVoterChange(nowMs);
         pollState(nowMs);
         completeParkedFetches(nowMs);
         notifyLeaderChange();
@@ -308,10 +468,12 @@ public final class RaftClient {
             if (quorum.isVoter() && unattached.electionTimer.isExpired(nowMs)) {
                 startPreVote(nowMs);
             } else if (!quorum.isVoter() && nowMs >= nextFetchMs && !hasPending(ApiMessageType.FETCH)) {
-                sendFetch(randomVoter(), unattached.epoch(), nowMs); // an observer discovers the leader by fetching
+                sendDiscoveryFetch(unattached.epoch(), -1, nowMs); // an observer discovers the leader by fetching
             }
         } else if (state instanceof ResignedState resigned) {
-            if (resigned.electionTimer.isExpired(nowMs)) {
+            if (resigned.electionTimer.isExpired(nowMs) && !quorum.isVoter()) {
+                quorum.transitionToObserverAfterResigning(nowMs); // it removed itself: it waits for the next leader
+            } else if (resigned.electionTimer.isExpired(nowMs)) {
                 startPreVote(nowMs);
             } else {
                 sendEndQuorumEpoch(resigned, nowMs);
@@ -326,15 +488,24 @@ public final class RaftClient {
         if (leader.updateLocal(log.flushedOffset())) {
             publishHighWatermark(leader.highWatermark());
         }
-        if (quorum.voters().size() > 1 && !leader.hasMajorityContact(nowMs, config.checkQuorumTimeoutMs())) {
+        if (!history.isStatic() && !leader.isLocalVoter() && !history.committed(leader.highWatermark()).isVoter(localId)
+            && !history.hasUncommittedChange(leader.highWatermark())) {
+            // It removed itself and the removal is committed: it led until then, now the remaining voters elect (KIP-853).
+            LOG.info("Node {}: no longer a voter of {} (committed below {}); resigning epoch {}", localId, history.latest(),
+                leader.highWatermark(), leader.epoch());
+            quorum.transitionToResigned(leader.successorsByEndOffset(), nowMs);
+            return;
+        }
+        if (!quorum.voterSet().isOnlyVoter(localId) && !leader.hasMajorityContact(nowMs, config.checkQuorumTimeoutMs())) {
             LOG.warn("Node {}: no fetch from a majority of voters for {} ms in epoch {}; resigning (check-quorum)", localId,
                 config.checkQuorumTimeoutMs(), leader.epoch());
             quorum.transitionToResigned(leader.successorsByEndOffset(), nowMs);
             return;
         }
+        maybeUpdateLocalVoter(leader, nowMs);
         if (!leader.beginEpochUnacked().isEmpty() && leader.beginEpochRetryTimer.isExpired(nowMs)) {
             for (int voter : leader.beginEpochUnacked()) {
-                send(voter, beginQuorumEpochRequest(leader.epoch()), new Pending(voter, ApiMessageType.BEGIN_QUORUM_EPOCH,
+                send(voter, beginQuorumEpochRequest(leader.epoch(), voter), new Pending(voter, ApiMessageType.BEGIN_QUORUM_EPOCH,
                     leader.epoch(), false, nowMs));
             }
             leader.beginEpochRetryTimer.reset(nowMs + config.requestTimeoutMs());
@@ -349,13 +520,14 @@ public final class RaftClient {
                 startPreVote(nowMs);
                 return;
             }
-            // An observer cannot campaign: it asks a random voter, whose answer names the leader.
-            follower.fetchTimer.reset(nowMs + config.fetchTimeoutMs());
-            if (!hasPending(ApiMessageType.FETCH)) {
-                sendFetch(randomVoter(), follower.epoch(), nowMs);
+            // An observer cannot campaign: it asks a bootstrap server or a random voter, whose answer names the leader.
+            // The fetch timer stays expired (so this replica grants pre-votes, as one that lost its leader should).
+            if (!hasPending(ApiMessageType.FETCH) && nowMs >= nextFetchMs) {
+                sendDiscoveryFetch(follower.epoch(), follower.leaderId(), nowMs);
             }
             return;
         }
+        maybeSendUpdateVoter(follower, nowMs);
         if (nowMs < nextFetchMs || hasPending(ApiMessageType.FETCH) || hasPending(ApiMessageType.FETCH_SNAPSHOT)) {
             return;
         }
@@ -400,7 +572,15 @@ public final class RaftClient {
         Set<Integer> granting = candidate.tally.granted();
         long epochStartOffset = log.endOffset().offset();
         LeaderState leader = quorum.transitionToLeader(epochStartOffset, nowMs);
-        log.appendControlAsLeader(ControlRecordType.LEADER_CHANGE, leaderChangeMessage(leader.epoch(), granting), leader.epoch(), nowMs);
+        long offset = log.appendControlAsLeader(ControlRecordType.LEADER_CHANGE, leaderChangeMessage(leader.epoch(), granting), leader.epoch(), nowMs);
+        history.skipTo(offset + 1);
+        if (!history.isStatic() && history.latestOffset() < 0 && !history.latest().isEmpty()) {
+            // The voters come from the bootstrap checkpoint only: put them in the log, where replicas fetching from 0 find them.
+            long versionOffset = log.appendControlAsLeader(ControlRecordType.KRAFT_VERSION,
+                RecordsSnapshotWriter.kraftVersionRecord(history.kraftVersion()), leader.epoch(), nowMs);
+            history.skipTo(versionOffset + 1);
+            appendVoters(leader, history.latest(), nowMs);
+        }
         LOG.info("Node {}: elected leader of epoch {} at offset {} with the votes of {}", localId, leader.epoch(), epochStartOffset, granting);
         pollLeader(leader, nowMs);
     }
@@ -414,6 +594,16 @@ public final class RaftClient {
             message.grantingVoters().add(new LeaderChangeMessage.Voter().setVoterId(voter));
         }
         return encode(message, (short) 0);
+    }
+
+    /** Appends a VotersRecord naming {@code voters}, which take effect at once; returns its offset. */
+    private long appendVoters(LeaderState leader, VoterSet voters, long nowMs) {
+        long offset = log.appendControlAsLeader(ControlRecordType.KRAFT_VOTERS, encode(voters.toRecord(), (short) 0), leader.epoch(), nowMs);
+        history.appended(offset, voters);
+        leader.updateVoters(voters.ids(), log.endOffset().offset(), nowMs);
+        wakeParkedFetches = true;
+        LOG.info("Node {}: voters {} appended at offset {} in epoch {}", localId, voters, offset, leader.epoch());
+        return offset;
     }
 
     static byte[] encode(Message message, short version) {
@@ -436,12 +626,12 @@ public final class RaftClient {
             .setLeaderId(localId)
             .setLeaderEpoch(leader.epoch())
             .setHighWatermark(quorum.highWatermark());
-        for (int voter : new TreeSet<>(quorum.voters())) {
-            partition.currentVoters().add(replicaState(voter, leader, nowMs));
+        for (VoterSet.Voter voter : quorum.voterSet().voters()) {
+            partition.currentVoters().add(replicaState(voter.key().id(), leader, nowMs).setReplicaDirectoryId(voter.key().directoryId()));
         }
         for (int replica : new TreeSet<>(leader.progress().keySet())) {
             if (!quorum.isVoter(replica)) {
-                partition.observers().add(replicaState(replica, leader, nowMs));
+                partition.observers().add(replicaState(replica, leader, nowMs).setReplicaDirectoryId(leader.progress().get(replica).directoryId()));
             }
         }
         return partition;
@@ -460,6 +650,274 @@ public final class RaftClient {
             .setLastCaughtUpTimestamp(progress.lastCaughtUpMs());
     }
 
+    // ------------------------------------------------------------------ voter changes (KIP-853)
+
+    /**
+     * Adds {@code key} to the voters (AddRaftVoter), refusing as Kafka's AddVoterHandler does, in
+     * its order: NOT_LEADER_OR_FOLLOWER off the leader; REQUEST_TIMED_OUT while another change is
+     * under way, before the leader committed in its epoch, or while the latest voter set is not
+     * committed; UNSUPPORTED_VERSION at kraft.version 0; DUPLICATE_VOTER for a voter id already in
+     * the set; INVALID_REQUEST without an endpoint on the quorum's listener (or a directory id).
+     * Then it asks the new voter's ApiVersions: no answer or an error is REQUEST_TIMED_OUT, a
+     * kraft.version range without the finalized level is INVALID_REQUEST; the replica must be an
+     * observer of this leader with that directory id that caught up within the check-quorum
+     * timeout, else REQUEST_TIMED_OUT. The VotersRecord is then appended; the answer comes when it
+     * commits (at once if not {@code ackWhenCommitted}), or REQUEST_TIMED_OUT after {@code timeoutMs}.
+     */
+    public CompletableFuture<VoterChangeResult> addVoter(ReplicaKey key, List<VoterSet.Endpoint> endpoints, boolean ackWhenCommitted,
+                                                         long timeoutMs, long nowMs) {
+        CompletableFuture<VoterChangeResult> result = new CompletableFuture<>();
+        VoterChangeResult refusal = refuseVoterChange("adding");
+        Optional<VoterSet.Endpoint> endpoint = endpoints.stream().filter(e -> e.listener().equals(setup.listenerName())).findFirst();
+        if (refusal == null && quorum.voterSet().isVoter(key.id())) {
+            refusal = new VoterChangeResult(ErrorCode.DUPLICATE_VOTER, "The voter id for " + key + " is already part of the set of voters "
+                + quorum.voterSet() + ".");
+        } else if (refusal == null && endpoint.isEmpty()) {
+            refusal = new VoterChangeResult(ErrorCode.INVALID_REQUEST, "Provided listeners " + endpoints + " do not contain a listener for "
+                + setup.listenerName());
+        } else if (refusal == null && !key.hasDirectoryId()) {
+            refusal = new VoterChangeResult(ErrorCode.INVALID_REQUEST, "The voter " + key + " has no directory id");
+        }
+        if (refusal != null) {
+            result.complete(refusal);
+            return result;
+        }
+        LeaderState leader = quorum.leaderStateOrThrow();
+        VoterSet.Voter voter = new VoterSet.Voter(key, endpoints, VoterSet.KRAFT_VERSION_MIN, VoterSet.KRAFT_VERSION_MAX);
+        voterChange = new VoterChange(VoterChange.Kind.ADD, leader.epoch(), voter, VoterChange.Stage.AWAITING_API_VERSIONS,
+            nowMs + Math.max(0, timeoutMs), ackWhenCommitted, result);
+        probeEndpoints.put(key.id(), endpoint.get());
+        ApiVersionsRequestData probe = new ApiVersionsRequestData().setClientSoftwareName("strata-raft").setClientSoftwareVersion("1");
+        send(key.id(), probe, new Pending(key.id(), ApiMessageType.API_VERSIONS, leader.epoch(), false, nowMs));
+        LOG.info("Node {}: adding voter {} at {}; asking its ApiVersions", localId, key, endpoint.get());
+        return result;
+    }
+
+    /**
+     * Removes {@code key} from the voters (RemoveRaftVoter), with the refusals of {@link #addVoter}
+     * and VOTER_NOT_FOUND for a key that is not a voter (or the last voter). A leader that removes
+     * itself goes on leading, without counting itself, until the change commits, then resigns.
+     */
+    public CompletableFuture<VoterChangeResult> removeVoter(ReplicaKey key, long nowMs) {
+        CompletableFuture<VoterChangeResult> result = new CompletableFuture<>();
+        VoterChangeResult refusal = refuseVoterChange("removing");
+        Optional<VoterSet> next = quorum.voterSet().remove(key);
+        if (refusal == null && next.isEmpty()) {
+            refusal = new VoterChangeResult(ErrorCode.VOTER_NOT_FOUND, "Cannot remove voter " + key + " from the set of voters " + quorum.voterSet());
+        }
+        if (refusal != null) {
+            result.complete(refusal);
+            return result;
+        }
+        LeaderState leader = quorum.leaderStateOrThrow();
+        voterChange = new VoterChange(VoterChange.Kind.REMOVE, leader.epoch(), quorum.voterSet().voter(key.id()).orElseThrow(),
+            VoterChange.Stage.AWAITING_API_VERSIONS, nowMs + config.requestTimeoutMs(), true, result);
+        voterChange.appendedAt(appendVoters(leader, next.get(), nowMs));
+        return result;
+    }
+
+    /** Why no voter change can start now, or null. */
+    private VoterChangeResult refuseVoterChange(String what) {
+        if (!(quorum.state() instanceof LeaderState leader)) {
+            return new VoterChangeResult(ErrorCode.NOT_LEADER_OR_FOLLOWER, "node " + localId + " is not the leader; the leader is "
+                + quorum.leaderId() + " in epoch " + quorum.epoch());
+        }
+        if (voterChange != null) {
+            return new VoterChangeResult(ErrorCode.REQUEST_TIMED_OUT, "Request timed out waiting for leader to handle previous voter change request");
+        }
+        if (leader.highWatermark() <= leader.epochStartOffset()) {
+            return new VoterChangeResult(ErrorCode.REQUEST_TIMED_OUT, "Request timed out waiting for leader to establish HWM and fence previous voter changes");
+        }
+        if (history.kraftVersion() < 1) {
+            return new VoterChangeResult(ErrorCode.UNSUPPORTED_VERSION, "Cluster doesn't support " + what + " voter because the kraft.version feature is "
+                + history.kraftVersion());
+        }
+        if (history.hasUncommittedChange(leader.highWatermark())) {
+            return new VoterChangeResult(ErrorCode.REQUEST_TIMED_OUT, "Request timed out waiting for voters to commit the latest voter change at "
+                + history.latestOffset() + " with HWM " + leader.highWatermark());
+        }
+        return null;
+    }
+
+    /** Completes the voter change whose record committed, or that lost its leader or its time. */
+    private void pollVoterChange(long nowMs) {
+        VoterChange change = voterChange;
+        if (change == null) {
+            return;
+        }
+        if (change.stage == VoterChange.Stage.AWAITING_COMMIT && quorum.highWatermark() > change.recordOffset) {
+            LOG.info("Node {}: voter change {} committed; voters {}", localId, change, history.latest());
+            finishVoterChange(VoterChangeResult.OK);
+        } else if (!(quorum.state() instanceof LeaderState leader) || leader.epoch() != change.epoch) {
+            finishVoterChange(new VoterChangeResult(ErrorCode.NOT_LEADER_OR_FOLLOWER, "node " + localId + " lost the leadership of epoch "
+                + change.epoch + " during " + change));
+        } else if (nowMs >= change.deadlineMs) {
+            String message = change.stage == VoterChange.Stage.AWAITING_API_VERSIONS ? "New voter " + change.voter.key() + " is not ready to receive requests"
+                : "Request timed out waiting for voters to commit the latest voter change at " + change.recordOffset + " with HWM " + quorum.highWatermark();
+            finishVoterChange(new VoterChangeResult(ErrorCode.REQUEST_TIMED_OUT, message));
+        }
+    }
+
+    private void finishVoterChange(VoterChangeResult result) {
+        VoterChange change = voterChange;
+        voterChange = null;
+        probeEndpoints.remove(change.voter.key().id());
+        change.result.complete(result);
+    }
+
+    /** The new voter's ApiVersions: the kraft.version it supports, then whether it caught up; then the VotersRecord. */
+    private void handleApiVersionsResponse(Pending request, ApiVersionsResponseData response, long nowMs) {
+        VoterChange change = voterChange;
+        if (change == null || change.kind != VoterChange.Kind.ADD || change.stage != VoterChange.Stage.AWAITING_API_VERSIONS
+            || change.voter.key().id() != request.destination() || !(quorum.state() instanceof LeaderState leader) || leader.epoch() != change.epoch) {
+            return; // pollVoterChange ends a change that lost its leader
+        }
+        ReplicaKey key = change.voter.key();
+        if (response.errorCode() != ErrorCode.NONE.code()) {
+            finishVoterChange(new VoterChangeResult(ErrorCode.REQUEST_TIMED_OUT, "Aborted add voter operation for " + key
+                + " since API_VERSIONS returned an error " + ErrorCode.forCode(response.errorCode())));
+            return;
+        }
+        short min = 0;
+        short max = 0;
+        for (ApiVersionsResponseData.SupportedFeatureKey feature : response.supportedFeatures()) {
+            if (feature.name().equals("kraft.version")) {
+                min = feature.minVersion();
+                max = feature.maxVersion();
+            }
+        }
+        short finalized = history.kraftVersion();
+        if (finalized < min || finalized > max) {
+            finishVoterChange(new VoterChangeResult(ErrorCode.INVALID_REQUEST, "Aborted add voter operation for " + key + " since the kraft.version range (min: "
+                + min + ", max: " + max + ") doesn't support the finalized version " + finalized));
+            return;
+        }
+        LeaderState.ReplicaProgress progress = leader.progress().get(key.id());
+        boolean caughtUp = progress != null && progress.directoryId().equals(key.directoryId())
+            && progress.lastCaughtUpMs() >= 0 && nowMs - progress.lastCaughtUpMs() <= config.checkQuorumTimeoutMs();
+        if (!caughtUp) {
+            finishVoterChange(new VoterChangeResult(ErrorCode.REQUEST_TIMED_OUT, "Aborted add voter operation for " + key + " since it is lagging behind"));
+            return;
+        }
+        change.voter = new VoterSet.Voter(key, change.voter.endpoints(), min, max);
+        VoterSet next = quorum.voterSet().add(change.voter).orElseThrow(() -> new IllegalStateException("node " + localId + ": voter " + key
+            + " joined " + quorum.voterSet() + " during its own addition"));
+        change.appendedAt(appendVoters(leader, next, nowMs));
+        if (!change.ackWhenCommitted) {
+            change.result.complete(VoterChangeResult.OK); // still the change under way until it commits
+        }
+    }
+
+    /**
+     * UpdateRaftVoter from a voter whose endpoints (or kraft.version range) differ from the voter
+     * set's. Answered when the new VotersRecord commits; null means "answered later".
+     */
+    private UpdateRaftVoterResponseData handleUpdateVoterRequest(UpdateRaftVoterRequestData request, long nowMs, RaftMessage message) {
+        if (wrongCluster(request.clusterId())) {
+            return updateVoterResponse(ErrorCode.INCONSISTENT_CLUSTER_ID);
+        }
+        if (!quorum.isLeader()) {
+            return updateVoterResponse(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+        }
+        if (request.currentLeaderEpoch() != quorum.epoch()) {
+            return updateVoterResponse(request.currentLeaderEpoch() < quorum.epoch() ? ErrorCode.FENCED_LEADER_EPOCH : ErrorCode.UNKNOWN_LEADER_EPOCH);
+        }
+        if (history.isStatic()) {
+            return updateVoterResponse(ErrorCode.NONE); // static voters' endpoints are the configuration's
+        }
+        VoterChangeResult refusal = refuseVoterChange("updating");
+        if (refusal != null) {
+            return updateVoterResponse(refusal.error());
+        }
+        List<VoterSet.Endpoint> endpoints = new ArrayList<>();
+        for (UpdateRaftVoterRequestData.Listener listener : request.listeners()) {
+            endpoints.add(new VoterSet.Endpoint(listener.name(), listener.host(), listener.port()));
+        }
+        short min = request.kRaftVersionFeature().minSupportedVersion();
+        short max = request.kRaftVersionFeature().maxSupportedVersion();
+        if (endpoints.stream().noneMatch(e -> e.listener().equals(setup.listenerName())) || history.kraftVersion() < min
+            || history.kraftVersion() > max || max < min) {
+            return updateVoterResponse(ErrorCode.INVALID_REQUEST);
+        }
+        ReplicaKey key = new ReplicaKey(request.voterId(), request.voterDirectoryId() == null ? Uuids.ZERO : request.voterDirectoryId());
+        VoterSet.Voter voter = new VoterSet.Voter(key, endpoints, min, max);
+        Optional<VoterSet> next = quorum.voterSet().update(voter);
+        if (next.isEmpty()) {
+            return updateVoterResponse(ErrorCode.VOTER_NOT_FOUND);
+        }
+        if (next.get().equals(quorum.voterSet())) {
+            return updateVoterResponse(ErrorCode.NONE);
+        }
+        LeaderState leader = quorum.leaderStateOrThrow();
+        CompletableFuture<VoterChangeResult> result = new CompletableFuture<>();
+        voterChange = new VoterChange(VoterChange.Kind.UPDATE, leader.epoch(), voter, VoterChange.Stage.AWAITING_API_VERSIONS,
+            nowMs + config.requestTimeoutMs(), true, result);
+        voterChange.appendedAt(appendVoters(leader, next.get(), nowMs));
+        result.thenAccept(done -> transport.send(new RaftMessage(localId, message.source(), message.correlationId(),
+            updateVoterResponse(done.error()), false)));
+        return null;
+    }
+
+    private UpdateRaftVoterResponseData updateVoterResponse(ErrorCode error) {
+        UpdateRaftVoterResponseData response = new UpdateRaftVoterResponseData().setErrorCode(error.code());
+        response.currentLeader().setLeaderId(quorum.leaderId()).setLeaderEpoch(quorum.epoch());
+        endpointOf(quorum.leaderId()).ifPresent(endpoint -> response.currentLeader().setHost(endpoint.host()).setPort(endpoint.port()));
+        return response;
+    }
+
+    /** Whether this replica's endpoints and kraft.version range are what {@code voter} in the log says. */
+    private boolean matchesLocal(VoterSet.Voter voter) {
+        return new java.util.HashSet<>(voter.endpoints()).equals(new java.util.HashSet<>(setup.localEndpoints()))
+            && voter.minKRaftVersion() == VoterSet.KRAFT_VERSION_MIN && voter.maxKRaftVersion() == VoterSet.KRAFT_VERSION_MAX;
+    }
+
+    /** A voter following a leader tells it its endpoints once per epoch if the voter set has others (KIP-853). */
+    private void maybeSendUpdateVoter(FollowerState follower, long nowMs) {
+        if (history.isStatic() || history.kraftVersion() < 1 || setup.localEndpoints().isEmpty() || voterUpdatedInEpoch == follower.epoch()) {
+            return;
+        }
+        Optional<VoterSet.Voter> voter = history.latest().voter(localId).filter(v -> v.key().matches(setup.localKey()));
+        if (voter.isEmpty()) {
+            return;
+        }
+        if (matchesLocal(voter.get())) {
+            voterUpdatedInEpoch = follower.epoch();
+            return;
+        }
+        if (nowMs < nextUpdateVoterMs || hasPending(ApiMessageType.UPDATE_RAFT_VOTER)) {
+            return;
+        }
+        UpdateRaftVoterRequestData request = new UpdateRaftVoterRequestData().setClusterId(clusterId).setCurrentLeaderEpoch(follower.epoch())
+            .setVoterId(localId).setVoterDirectoryId(setup.localKey().directoryId());
+        for (VoterSet.Endpoint endpoint : setup.localEndpoints()) {
+            request.listeners().add(new UpdateRaftVoterRequestData.Listener().setName(endpoint.listener()).setHost(endpoint.host()).setPort(endpoint.port()));
+        }
+        request.kRaftVersionFeature().setMinSupportedVersion(VoterSet.KRAFT_VERSION_MIN).setMaxSupportedVersion(VoterSet.KRAFT_VERSION_MAX);
+        nextUpdateVoterMs = nowMs + config.requestTimeoutMs();
+        send(follower.leaderId(), request, new Pending(follower.leaderId(), ApiMessageType.UPDATE_RAFT_VOTER, follower.epoch(), false, nowMs));
+    }
+
+    private void handleUpdateVoterResponse(Pending request, UpdateRaftVoterResponseData response, long nowMs) {
+        if (response.errorCode() == ErrorCode.NONE.code()) {
+            voterUpdatedInEpoch = Math.max(voterUpdatedInEpoch, request.epoch());
+        } else {
+            nextUpdateVoterMs = Math.min(nextUpdateVoterMs, nowMs + config.retryBackoffMs() * 10L);
+        }
+    }
+
+    /** The leader brings its own endpoints in the voter set up to date (the format step may have named other ports). */
+    private void maybeUpdateLocalVoter(LeaderState leader, long nowMs) {
+        if (history.isStatic() || setup.localEndpoints().isEmpty() || voterChange != null || refuseVoterChange("updating") != null) {
+            return;
+        }
+        Optional<VoterSet.Voter> voter = history.latest().voter(localId).filter(v -> v.key().matches(setup.localKey()));
+        if (voter.isEmpty() || matchesLocal(voter.get())) {
+            return;
+        }
+        VoterSet.Voter updated = new VoterSet.Voter(voter.get().key(), setup.localEndpoints(), VoterSet.KRAFT_VERSION_MIN, VoterSet.KRAFT_VERSION_MAX);
+        appendVoters(leader, history.latest().update(updated).orElseThrow(), nowMs);
+    }
+
     // ------------------------------------------------------------------ requests
 
     private void handleRequest(RaftMessage request, long nowMs) {
@@ -469,8 +927,12 @@ public final class RaftClient {
             case END_QUORUM_EPOCH -> handleEndQuorumEpochRequest((EndQuorumEpochRequestData) request.data(), nowMs);
             case FETCH -> handleFetchRequest((FetchRequestData) request.data(), nowMs);
             case FETCH_SNAPSHOT -> handleFetchSnapshotRequest((FetchSnapshotRequestData) request.data(), nowMs);
+            case UPDATE_RAFT_VOTER -> handleUpdateVoterRequest((UpdateRaftVoterRequestData) request.data(), nowMs, request);
             default -> throw new IllegalArgumentException("node " + localId + " got a request the quorum does not serve: " + request);
         };
+        if (response == null) {
+            return; // answered later (an UpdateRaftVoter waits for its record to commit)
+        }
         if (response instanceof FetchResponseData fetch && isEmptyAnswer(fetch) && ((FetchRequestData) request.data()).maxWaitMs() > 0
             && !tellsNewHighWatermark(request.source(), fetch)) {
             // Replace an earlier held Fetch of the same replica: it gave up on that one.
@@ -510,6 +972,14 @@ public final class RaftClient {
             && (data.records() == null || data.records().sizeInBytes() == 0);
     }
 
+    /** Whether a request meant for ({@code voterId}, {@code directoryId}) is meant for this replica (-1 and zero: anyone). */
+    private boolean isLocalKey(int voterId, UUID directoryId) {
+        boolean idMatches = voterId < 0 || voterId == localId;
+        boolean directoryMatches = directoryId == null || directoryId.equals(Uuids.ZERO) || !setup.localKey().hasDirectoryId()
+            || directoryId.equals(setup.localKey().directoryId());
+        return idMatches && directoryMatches;
+    }
+
     private boolean wrongCluster(String requestClusterId) {
         return requestClusterId != null && !requestClusterId.equals(clusterId);
     }
@@ -522,7 +992,11 @@ public final class RaftClient {
         int candidateId = partition.replicaId();
         int candidateEpoch = partition.replicaEpoch();
         boolean preVote = partition.preVote();
-        if (!quorum.isVoter(candidateId)) {
+        if (!quorum.isDynamic() && !quorum.isVoter(candidateId)) {
+            return voteResponse(ErrorCode.INVALID_VOTER_KEY, false);
+        }
+        if (quorum.isDynamic() && (!isLocalKey(request.voterId(), partition.voterDirectoryId()) || candidateId == localId || candidateId < 0)) {
+            // Meant for another replica of this id (a wiped disk), or nonsense: Kafka's INVALID_VOTER_KEY.
             return voteResponse(ErrorCode.INVALID_VOTER_KEY, false);
         }
         if (!preVote && candidateEpoch > quorum.epoch()) {
@@ -593,9 +1067,16 @@ public final class RaftClient {
         ErrorCode error = ErrorCode.NONE;
         if (partition.leaderEpoch() < quorum.epoch()) {
             error = ErrorCode.FENCED_LEADER_EPOCH;
-        } else if (!quorum.isVoter(partition.leaderId()) || partition.leaderId() == localId) {
+        } else if (quorum.isDynamic() && !isLocalKey(request.voterId(), partition.voterDirectoryId())) {
+            error = ErrorCode.INVALID_VOTER_KEY;
+        } else if (!quorum.canFollow(partition.leaderId())) {
             error = ErrorCode.INVALID_REQUEST;
         } else {
+            for (BeginQuorumEpochRequestData.LeaderEndpoint endpoint : request.leaderEndpoints()) {
+                if (endpoint.name().equals(setup.listenerName())) {
+                    learnedEndpoints.put(partition.leaderId(), new VoterSet.Endpoint(endpoint.name(), endpoint.host(), endpoint.port()));
+                }
+            }
             maybeFollow(partition.leaderEpoch(), partition.leaderId(), nowMs);
         }
         BeginQuorumEpochResponseData.TopicData topic = new BeginQuorumEpochResponseData.TopicData().setTopicName(TOPIC);
@@ -659,17 +1140,28 @@ public final class RaftClient {
         } else if (partition.fetchOffset() < 0) {
             data.setErrorCode(ErrorCode.INVALID_REQUEST.code());
         } else {
-            serveFetch(quorum.leaderStateOrThrow(), replicaId, partition, data, nowMs);
+            serveFetch(quorum.leaderStateOrThrow(), replicaId, partition.replicaDirectoryId() == null ? Uuids.ZERO : partition.replicaDirectoryId(),
+                partition, data, nowMs);
         }
         FetchResponseData.FetchableTopicResponse topic = new FetchResponseData.FetchableTopicResponse().setTopic(TOPIC).setTopicId(TOPIC_ID);
         topic.partitions().add(data);
         FetchResponseData response = new FetchResponseData();
         response.responses().add(topic);
+        addLeaderEndpoint(response.nodeEndpoints(), quorum.leaderId());
         return response;
     }
 
-    private void serveFetch(LeaderState leader, int replicaId, FetchRequestData.FetchPartition partition, FetchResponseData.PartitionData data,
-                            long nowMs) {
+    /** Names the leader's quorum endpoint in an answer (Fetch v16+, FetchSnapshot v1 NodeEndpoints), when known. */
+    private void addLeaderEndpoint(List<FetchResponseData.NodeEndpoint> endpoints, int leaderId) {
+        if (leaderId < 0 || quorum.isLeader() && quorum.leaderId() != leaderId) {
+            return;
+        }
+        endpointOf(leaderId).ifPresent(endpoint -> endpoints.add(new FetchResponseData.NodeEndpoint().setNodeId(leaderId)
+            .setHost(endpoint.host()).setPort(endpoint.port())));
+    }
+
+    private void serveFetch(LeaderState leader, int replicaId, UUID directoryId, FetchRequestData.FetchPartition partition,
+                            FetchResponseData.PartitionData data, long nowMs) {
         long fetchOffset = partition.fetchOffset();
         long logStart = log.logStartOffset();
         OffsetAndEpoch end = log.endOffsetForEpoch(partition.lastFetchedEpoch());
@@ -689,7 +1181,8 @@ public final class RaftClient {
             data.setHighWatermark(leader.highWatermark()).setLogStartOffset(logStart).setRecords(MemoryRecords.EMPTY);
             return;
         }
-        if (leader.updateReplica(replicaId, fetchOffset, log.endOffset().offset(), nowMs)) {
+        boolean matchesVoter = quorum.voterSet().isVoter(new ReplicaKey(Math.max(0, replicaId), directoryId));
+        if (leader.updateReplica(replicaId, directoryId, matchesVoter, fetchOffset, log.endOffset().offset(), nowMs)) {
             publishHighWatermark(leader.highWatermark());
         }
         Records records = fetchOffset < log.endOffset().offset() ? log.read(fetchOffset, config.fetchMaxBytes()) : MemoryRecords.EMPTY;
@@ -758,6 +1251,8 @@ public final class RaftClient {
             case END_QUORUM_EPOCH -> handleEndQuorumEpochResponse(response.source(), request, (EndQuorumEpochResponseData) response.data(), nowMs);
             case FETCH -> handleFetchResponse(request, (FetchResponseData) response.data(), nowMs);
             case FETCH_SNAPSHOT -> handleFetchSnapshotResponse(request, (FetchSnapshotResponseData) response.data(), nowMs);
+            case API_VERSIONS -> handleApiVersionsResponse(request, (ApiVersionsResponseData) response.data(), nowMs);
+            case UPDATE_RAFT_VOTER -> handleUpdateVoterResponse(request, (UpdateRaftVoterResponseData) response.data(), nowMs);
             default -> throw new IllegalArgumentException("node " + localId + " got a response to a request it never sends: " + response);
         }
     }
@@ -769,7 +1264,7 @@ public final class RaftClient {
      */
     private boolean maybeAdvance(int epoch, int leaderId, long nowMs) {
         if (epoch > quorum.epoch()) {
-            if (leaderId >= 0 && leaderId != localId && quorum.isVoter(leaderId)) {
+            if (quorum.canFollow(leaderId)) {
                 quorum.transitionToFollower(epoch, leaderId, nowMs);
             } else {
                 quorum.transitionToUnattached(epoch, nowMs);
@@ -781,7 +1276,7 @@ public final class RaftClient {
 
     /** Follows {@code leaderId} in {@code epoch} unless this replica already follows or leads it. */
     private boolean maybeFollow(int epoch, int leaderId, long nowMs) {
-        if (leaderId < 0 || leaderId == localId || !quorum.isVoter(leaderId)) {
+        if (!quorum.canFollow(leaderId)) {
             return false;
         }
         EpochState state = quorum.state();
@@ -852,6 +1347,11 @@ public final class RaftClient {
     }
 
     private void handleFetchResponse(Pending request, FetchResponseData response, long nowMs) {
+        for (FetchResponseData.NodeEndpoint endpoint : response.nodeEndpoints()) {
+            if (endpoint.nodeId() >= 0 && endpoint.nodeId() != localId) {
+                learnedEndpoints.put(endpoint.nodeId(), new VoterSet.Endpoint(setup.listenerName(), endpoint.host(), endpoint.port()));
+            }
+        }
         if (!(quorum.state() instanceof FollowerState follower) || follower.epoch() != request.epoch()
             || follower.leaderId() != request.destination()) {
             learnLeaderFromFetch(request, response, nowMs);
@@ -889,6 +1389,7 @@ public final class RaftClient {
         boolean appended = records != null && records.sizeInBytes() > 0;
         if (appended) {
             log.appendAsFollower(records);
+            history.scan(records);
             log.flush(); // the next fetch offset acknowledges these entries: they must be durable first
         }
         long highWatermark = Math.min(data.highWatermark(), log.endOffset().offset());
@@ -975,6 +1476,8 @@ public final class RaftClient {
                 + " sent snapshot " + snapshotId + " below the high watermark " + quorum.highWatermark() + ": committed entries would be lost");
         }
         log.truncateFullyAndStartAt(snapshotId);
+        history.loadSnapshot(log.readSnapshot(snapshotId).orElseThrow(() -> new IllegalStateException("node " + localId + ": snapshot "
+            + snapshotId + " vanished while loading it")));
         LOG.info("Node {}: loaded snapshot {} from leader {}; the log starts at {}", localId, snapshotId, follower.leaderId(), snapshotId.offset());
         listener.onSnapshotLoaded(snapshotId);
     }
@@ -993,10 +1496,31 @@ public final class RaftClient {
         }
     }
 
-    private int randomVoter() {
-        List<Integer> others = new ArrayList<>(new TreeSet<>(quorum.voters()));
-        others.remove(Integer.valueOf(localId));
-        return others.get(random.nextInt(others.size()));
+    /**
+     * An observer (or a replica that lost its leader and cannot campaign) asks someone who may
+     * know the leader: a bootstrap server if configured (Kafka's rule), else another voter.
+     */
+    private void sendDiscoveryFetch(int epoch, int currentLeader, long nowMs) {
+        // Bootstrap servers may all have left the voters since: the voters of the log (with an address) are asked too,
+        // and the leader it follows (a successful fetch from it ends the search).
+        List<Integer> targets = new ArrayList<>();
+        if (currentLeader >= 0) {
+            targets.add(currentLeader);
+        }
+        for (int index = 0; index < setup.bootstrapServers().size(); index++) {
+            if (!isLocalAddress(setup.bootstrapServers().get(index))) {
+                targets.add(QuorumSetup.bootstrapId(index));
+            }
+        }
+        for (int voter : new TreeSet<>(quorum.voters())) {
+            if (voter != localId && voter != currentLeader && (history.isStatic() || endpointOf(voter).isPresent())) {
+                targets.add(voter);
+            }
+        }
+        nextFetchMs = nowMs + config.retryBackoffMs();
+        if (!targets.isEmpty()) {
+            sendFetch(targets.get(random.nextInt(targets.size())), epoch, nowMs);
+        }
     }
 
     private void truncateToDivergence(FollowerState follower, FetchResponseData.EpochEndOffset diverging) {
@@ -1009,6 +1533,7 @@ public final class RaftClient {
         LOG.info("Node {}: log diverges from leader {} at epoch {} end offset {}; truncating to {}", localId, follower.leaderId(),
             diverging.epoch(), diverging.endOffset(), truncateTo);
         log.truncateTo(truncateTo);
+        history.truncateTo(truncateTo);
     }
 
     // ------------------------------------------------------------------ sending
@@ -1026,6 +1551,10 @@ public final class RaftClient {
                 .setLastOffsetEpoch(end.epoch())
                 .setLastOffset(end.offset())
                 .setPreVote(preVote);
+            if (quorum.isDynamic()) {
+                partition.setReplicaDirectoryId(setup.localKey().directoryId())
+                    .setVoterDirectoryId(quorum.voterSet().voter(voter).map(v -> v.key().directoryId()).orElse(Uuids.ZERO));
+            }
             VoteRequestData.TopicData topic = new VoteRequestData.TopicData().setTopicName(TOPIC);
             topic.partitions().add(partition);
             VoteRequestData request = new VoteRequestData().setClusterId(clusterId).setVoterId(voter);
@@ -1034,14 +1563,23 @@ public final class RaftClient {
         }
     }
 
-    private BeginQuorumEpochRequestData beginQuorumEpochRequest(int epoch) {
-        BeginQuorumEpochRequestData.TopicData topic = new BeginQuorumEpochRequestData.TopicData().setTopicName(TOPIC);
-        topic.partitions().add(new BeginQuorumEpochRequestData.PartitionData()
+    private BeginQuorumEpochRequestData beginQuorumEpochRequest(int epoch, int voter) {
+        BeginQuorumEpochRequestData.PartitionData partition = new BeginQuorumEpochRequestData.PartitionData()
             .setPartitionIndex(PARTITION)
             .setLeaderId(localId)
-            .setLeaderEpoch(epoch));
+            .setLeaderEpoch(epoch);
+        BeginQuorumEpochRequestData.TopicData topic = new BeginQuorumEpochRequestData.TopicData().setTopicName(TOPIC);
+        topic.partitions().add(partition);
         BeginQuorumEpochRequestData request = new BeginQuorumEpochRequestData().setClusterId(clusterId);
         request.topics().add(topic);
+        if (quorum.isDynamic()) {
+            request.setVoterId(voter);
+            partition.setVoterDirectoryId(quorum.voterSet().voter(voter).map(v -> v.key().directoryId()).orElse(Uuids.ZERO));
+            for (VoterSet.Endpoint endpoint : setup.localEndpoints()) {
+                request.leaderEndpoints().add(new BeginQuorumEpochRequestData.LeaderEndpoint().setName(endpoint.listener())
+                    .setHost(endpoint.host()).setPort(endpoint.port()));
+            }
+        }
         return request;
     }
 
@@ -1055,12 +1593,19 @@ public final class RaftClient {
                 .setLeaderId(localId)
                 .setLeaderEpoch(resigned.epoch());
             for (int successor : resigned.preferredSuccessors()) {
-                partition.preferredCandidates().add(new EndQuorumEpochRequestData.ReplicaInfo().setCandidateId(successor));
+                partition.preferredCandidates().add(new EndQuorumEpochRequestData.ReplicaInfo().setCandidateId(successor)
+                    .setCandidateDirectoryId(quorum.voterSet().voter(successor).map(v -> v.key().directoryId()).orElse(Uuids.ZERO)));
             }
             EndQuorumEpochRequestData.TopicData topic = new EndQuorumEpochRequestData.TopicData().setTopicName(TOPIC);
             topic.partitions().add(partition);
             EndQuorumEpochRequestData request = new EndQuorumEpochRequestData().setClusterId(clusterId);
             request.topics().add(topic);
+            if (quorum.isDynamic()) {
+                for (VoterSet.Endpoint endpoint : setup.localEndpoints()) {
+                    request.leaderEndpoints().add(new EndQuorumEpochRequestData.LeaderEndpoint().setName(endpoint.listener())
+                        .setHost(endpoint.host()).setPort(endpoint.port()));
+                }
+            }
             send(voter, request, new Pending(voter, ApiMessageType.END_QUORUM_EPOCH, resigned.epoch(), false, nowMs));
         }
         resigned.endEpochRetryTimer.reset(nowMs + config.requestTimeoutMs());
@@ -1074,7 +1619,8 @@ public final class RaftClient {
             .setFetchOffset(end.offset())
             .setLastFetchedEpoch(end.epoch())
             .setLogStartOffset(log.logStartOffset())
-            .setPartitionMaxBytes(config.fetchMaxBytes());
+            .setPartitionMaxBytes(config.fetchMaxBytes())
+            .setReplicaDirectoryId(setup.localKey().directoryId());
         FetchRequestData.FetchTopic topic = new FetchRequestData.FetchTopic().setTopic(TOPIC).setTopicId(TOPIC_ID);
         topic.partitions().add(partition);
         FetchRequestData request = new FetchRequestData()
@@ -1091,7 +1637,8 @@ public final class RaftClient {
         FetchSnapshotRequestData.PartitionSnapshot partition = new FetchSnapshotRequestData.PartitionSnapshot()
             .setPartition(PARTITION)
             .setCurrentLeaderEpoch(follower.epoch())
-            .setPosition(writer.sizeInBytes());
+            .setPosition(writer.sizeInBytes())
+            .setReplicaDirectoryId(setup.localKey().directoryId());
         partition.snapshotId().setEndOffset(writer.snapshotId().offset()).setEpoch(writer.snapshotId().epoch());
         FetchSnapshotRequestData.TopicSnapshot topic = new FetchSnapshotRequestData.TopicSnapshot().setName(TOPIC);
         topic.partitions().add(partition);
@@ -1151,6 +1698,11 @@ public final class RaftClient {
             lastNotifiedLeader = quorum.leaderId();
             listener.onLeaderChange(lastNotifiedEpoch, lastNotifiedLeader);
         }
+    }
+
+    /** The requests in flight, for debugging tests. */
+    String pendingSummary() {
+        return pending.toString() + " nextFetchMs=" + nextFetchMs + " snapshotFetch=" + (snapshotFetch != null);
     }
 
     List<Long> pendingCorrelationIds() {

@@ -17,6 +17,10 @@ public record RaftMessage(int source, int destination, long correlationId, ApiMe
     public static final short FETCH_VERSION = 17;
     /** FetchSnapshot with the replica directory id and leader endpoints (KIP-853), as Kafka's controllers send it. */
     public static final short FETCH_SNAPSHOT_VERSION = 1;
+    /** UpdateRaftVoter (KIP-853): a voter tells the leader its endpoints. */
+    public static final short UPDATE_RAFT_VOTER_VERSION = 0;
+    /** ApiVersions, which a leader sends to a voter it is adding, for the kraft.version it supports. */
+    public static final short API_VERSIONS_VERSION = 3;
 
     /** The version a replica sends an API at (the one Kafka 4.4's controllers use). */
     public static short version(ApiMessageType api) {
@@ -26,6 +30,8 @@ public record RaftMessage(int source, int destination, long correlationId, ApiMe
             case END_QUORUM_EPOCH -> END_QUORUM_EPOCH_VERSION;
             case FETCH -> FETCH_VERSION;
             case FETCH_SNAPSHOT -> FETCH_SNAPSHOT_VERSION;
+            case UPDATE_RAFT_VOTER -> UPDATE_RAFT_VOTER_VERSION;
+            case API_VERSIONS -> API_VERSIONS_VERSION;
             default -> throw new IllegalArgumentException("not a quorum API: " + api.apiName);
         };
     }

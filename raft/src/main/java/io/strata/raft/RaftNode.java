@@ -51,6 +51,15 @@ public final class RaftNode implements AutoCloseable {
     @FunctionalInterface
     public interface RequestSender {
         CompletableFuture<ApiMessage> send(int destination, ApiMessageType api, short version, ApiMessage request);
+
+        /**
+         * Sends to {@code destination} at {@code endpoint} when the quorum knows where it listens (dynamic quorums:
+         * bootstrap servers, voters of the log, a voter being added); null leaves it to the sender's configuration.
+         */
+        default CompletableFuture<ApiMessage> send(int destination, VoterSet.Endpoint endpoint, ApiMessageType api, short version,
+                                                   ApiMessage request) {
+            return send(destination, api, version, request);
+        }
     }
 
     private sealed interface Event permits Inbound, Append, Stop, Task {
@@ -84,6 +93,8 @@ public final class RaftNode implements AutoCloseable {
     private volatile int publishedEpoch;
     private volatile int publishedLeaderId = -1;
     private volatile long publishedHighWatermark;
+    private volatile short publishedKRaftVersion;
+    private volatile VoterSet publishedVoterSet = VoterSet.EMPTY;
 
     /**
      * @param listener told about committed offsets and leader changes, on the quorum's thread
@@ -100,6 +111,13 @@ public final class RaftNode implements AutoCloseable {
      */
     public RaftNode(int localId, Set<Integer> voters, String clusterId, RaftConfig config, RaftLog log, QuorumStateStore store,
                     RequestSender sender, Time time, java.util.Random random, RaftClient.Listener listener, CommitListener commits) {
+        this(QuorumSetup.staticQuorum(localId, voters), clusterId, config, log, store, sender, time, random, listener, commits);
+    }
+
+    /** A replica of a static or dynamic quorum ({@link QuorumSetup}). */
+    public RaftNode(QuorumSetup setup, String clusterId, RaftConfig config, RaftLog log, QuorumStateStore store,
+                    RequestSender sender, Time time, java.util.Random random, RaftClient.Listener listener, CommitListener commits) {
+        int localId = setup.localKey().id();
         this.localId = localId;
         this.sender = sender;
         this.time = time;
@@ -127,7 +145,7 @@ public final class RaftNode implements AutoCloseable {
         if (this.commits != null) {
             this.commits.start();
         }
-        this.client = new RaftClient(localId, voters, clusterId, config, log, store, this::transmit, random, events);
+        this.client = new RaftClient(setup, clusterId, config, log, store, this::transmit, random, events);
         this.client.initialize(time.milliseconds());
         publish();
         this.thread = new Thread(this::run, "strata-raft-" + localId);
@@ -185,6 +203,32 @@ public final class RaftNode implements AutoCloseable {
             result.complete(-1L);
         }
         return result;
+    }
+
+    /** AddRaftVoter on the quorum's thread; the future completes with Kafka's error code (NONE once committed). */
+    public CompletableFuture<RaftClient.VoterChangeResult> addVoter(ReplicaKey key, List<VoterSet.Endpoint> endpoints, boolean ackWhenCommitted,
+                                                                    long timeoutMs) {
+        return call(() -> client.addVoter(key, endpoints, ackWhenCommitted, timeoutMs, time.milliseconds())).thenCompose(result -> result);
+    }
+
+    /** RemoveRaftVoter on the quorum's thread. */
+    public CompletableFuture<RaftClient.VoterChangeResult> removeVoter(ReplicaKey key) {
+        return call(() -> client.removeVoter(key, time.milliseconds())).thenCompose(result -> result);
+    }
+
+    /** The voter set in effect and the finalized kraft.version, read on the quorum's thread. */
+    public CompletableFuture<VoterSet> voterSet() {
+        return call(client::voterSet);
+    }
+
+    /** The finalized kraft.version as last published (0 for static quorums). */
+    public short kraftVersion() {
+        return publishedKRaftVersion;
+    }
+
+    /** The voter set in effect as last published. */
+    public VoterSet publishedVoterSet() {
+        return publishedVoterSet;
     }
 
     /** The quorum as DescribeQuorum reports it, read on the quorum's thread. */
@@ -248,7 +292,8 @@ public final class RaftNode implements AutoCloseable {
             return;
         }
         short version = RaftMessage.version(message.api());
-        sender.send(message.destination(), message.api(), version, message.data()).whenComplete((response, failure) -> {
+        VoterSet.Endpoint endpoint = client.endpointOf(message.destination()).orElse(null);
+        sender.send(message.destination(), endpoint, message.api(), version, message.data()).whenComplete((response, failure) -> {
             if (failure == null && response != null) {
                 offer(new Inbound(new RaftMessage(message.destination(), localId, message.correlationId(), response, false)));
             }
@@ -300,6 +345,8 @@ public final class RaftNode implements AutoCloseable {
         publishedEpoch = client.epoch();
         publishedLeaderId = client.leaderId();
         publishedHighWatermark = client.highWatermark();
+        publishedKRaftVersion = client.kraftVersion();
+        publishedVoterSet = client.voterSet();
     }
 
     /** Whether the thread still runs (it stops on close or after a failure it cannot survive). */

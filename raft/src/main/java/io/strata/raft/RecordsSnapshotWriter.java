@@ -18,6 +18,10 @@ import java.util.List;
  * SNAPSHOT_FOOTER record ({@link SnapshotFooterRecord} v0), written by {@link #freeze()}.
  * Batch offsets run from 0 inside the snapshot; every batch carries the snapshot's epoch.
  *
+ * <p>A dynamic quorum's snapshot (kraft.version 1, KIP-853) also holds, right after the header,
+ * one control batch with a KRAFT_VERSION record ({@code KRaftVersionRecord} v0) and a KRAFT_VOTERS
+ * record ({@code VotersRecord} v0): the kraft.version and voter set in effect at the snapshot's end.
+ *
  * <p>Not thread-safe.
  */
 public final class RecordsSnapshotWriter implements AutoCloseable {
@@ -29,6 +33,24 @@ public final class RecordsSnapshotWriter implements AutoCloseable {
         byte[] header = RaftClient.encode(new SnapshotHeaderRecord().setVersion((short) 0)
             .setLastContainedLogTimestamp(lastContainedLogTimestampMs), (short) 0);
         appendControl(ControlRecordType.SNAPSHOT_HEADER, header, lastContainedLogTimestampMs);
+    }
+
+    /** A snapshot that also records {@code kraftVersion} and, if not empty, {@code voters} (dynamic quorums). */
+    public RecordsSnapshotWriter(SnapshotWriter raw, long lastContainedLogTimestampMs, short kraftVersion, VoterSet voters) {
+        this(raw, lastContainedLogTimestampMs);
+        RecordBatchBuilder builder = new RecordBatchBuilder(CompressionType.NONE, TimestampType.CREATE_TIME, nextOffset)
+            .partitionLeaderEpoch(raw.snapshotId().epoch()).controlBatch(true);
+        builder.appendControlRecord(lastContainedLogTimestampMs, ControlRecordType.KRAFT_VERSION, ByteBuffer.wrap(kraftVersionRecord(kraftVersion)));
+        int count = 1;
+        if (!voters.isEmpty()) {
+            builder.appendControlRecord(lastContainedLogTimestampMs, ControlRecordType.KRAFT_VOTERS, ByteBuffer.wrap(RaftClient.encode(voters.toRecord(), (short) 0)));
+            count++;
+        }
+        write(builder.build(), count);
+    }
+
+    static byte[] kraftVersionRecord(short kraftVersion) {
+        return RaftClient.encode(new io.strata.protocol.message.KRaftVersionRecord().setVersion((short) 0).setKRaftVersion(kraftVersion), (short) 0);
     }
 
     public OffsetAndEpoch snapshotId() {

@@ -108,4 +108,31 @@ class QuorumStateTest {
         quorum.updateHighWatermark(10);
         assertThatThrownBy(() -> quorum.updateHighWatermark(9)).hasMessageContaining("from 10 to 9");
     }
+
+    /** KIP-853: voters from the log change under the roles; a leader that left the voters becomes an observer in its epoch. */
+    @Test
+    void aResignedLeaderThatLeftTheVotersWaitsAsAnObserverInItsEpoch() {
+        VoterSetHistory history = VoterSetHistory.dynamic();
+        history.appended(0, VoterSet.ofIds(Set.of(1, 2, 3)));
+        QuorumState quorum = new QuorumState(1, history, RaftConfig.DEFAULTS, store, new Random(1));
+        quorum.initialize(new OffsetAndEpoch(1, 0), 0);
+        assertThatThrownBy(() -> quorum.transitionToObserverAfterResigning(0)).isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("node 1").hasMessageContaining("Unattached");
+        quorum.transitionToProspective(0);
+        ((ProspectiveState) quorum.state()).tally.record(2, true);
+        quorum.transitionToCandidate(0);
+        ((CandidateState) quorum.state()).tally.record(3, true);
+        quorum.transitionToLeader(1, 0);
+        history.appended(1, VoterSet.ofIds(Set.of(2, 3))); // it removed itself
+        assertThat(quorum.isVoter()).isFalse();
+        quorum.transitionToResigned(List.of(2, 3), 0);
+        quorum.transitionToObserverAfterResigning(0);
+        assertThat(quorum.state()).isInstanceOf(UnattachedState.class);
+        assertThat(quorum.epoch()).isEqualTo(1);
+        assertThat(store.read()).isEqualTo(new ElectionState(1, -1, 1));
+        assertThatThrownBy(() -> quorum.transitionToProspective(0)).isInstanceOf(IllegalStateException.class).hasMessageContaining("observer");
+        // A dynamic quorum follows a leader outside its own voter set (its log may lag the leader's).
+        quorum.transitionToFollower(2, 4, 0);
+        assertThat(quorum.leaderId()).isEqualTo(4);
+    }
 }

@@ -26,4 +26,23 @@ class RaftRegressionSeedsTest {
         simulation.healAndConverge(15_000);
         assertThat(simulation.committedCount()).isGreaterThan(10);
     }
+
+    /**
+     * Dynamic quorums (KIP-853). Seeds 19 and 35 found removed voters and observers stuck on a
+     * leader that had left: an observer whose fetch timed out reset its fetch timer at each
+     * discovery fetch, so it refused the pre-votes a remaining voter needed, and it asked only the
+     * bootstrap servers, which had all been removed too. Seed 45 found a replica that kept asking
+     * itself (its own address is among the bootstrap servers), each time waiting out the request
+     * timeout. Fixed by leaving an observer's fetch timer expired, asking the voters of the log and
+     * the leader too, and skipping its own address.
+     */
+    @Test
+    void removedVotersAndObserversFindTheNewLeader() {
+        for (long seed : new long[] {19, 35, 45}) {
+            RaftSimulation simulation = RaftSimulation.dynamic(seed, 3, 2, 1, RaftSimulationTest.CONFIG, new RaftSimulation.Faults(0.02, 20, 0.3, 0.1));
+            simulation.run(30_000);
+            simulation.healAndConverge(15_000);
+            assertThat(simulation.committedCount()).isGreaterThan(10);
+        }
+    }
 }

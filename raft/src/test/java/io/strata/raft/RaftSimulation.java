@@ -3,7 +3,9 @@ package io.strata.raft;
 import io.strata.protocol.ApiMessage;
 import io.strata.protocol.ByteBufferWriter;
 import io.strata.protocol.Reader;
+import io.strata.protocol.ErrorCode;
 import io.strata.protocol.message.ApiMessageType;
+import io.strata.protocol.message.ApiVersionsResponseData;
 import io.strata.protocol.records.DefaultRecordBatch;
 import io.strata.protocol.records.Record;
 import io.strata.protocol.records.RecordBatch;
@@ -20,6 +22,8 @@ import java.util.PriorityQueue;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A whole quorum in one thread on a simulated clock, driven by a seeded {@link Random}: every
@@ -47,6 +51,14 @@ import java.util.TreeMap;
  * {@link #healAndConverge} then ends every fault and checks that the quorum elects a leader,
  * every replica catches up, and every entry ever committed is still in every replica's snapshot
  * or log.
+ *
+ * <p>Dynamic quorums ({@link #dynamic}, KIP-853): the first voters start from a bootstrap
+ * checkpoint naming them, spare replicas start empty (formatted with no initial controllers)
+ * and find the leader through the bootstrap servers; every 500 ms the simulation may ask the
+ * leader to add a spare or remove a voter (the leader included). Then also: every voter set
+ * committed at an offset is the same on every replica (committed voter sets agree), every
+ * voter change ends with one of Kafka's error codes for it, and durability is checked against
+ * the voter sets in effect.
  *
  * <p>Snapshots stand in for the controller's (which snapshots every
  * {@code metadata.log.max.record.bytes.between.snapshots}): every 50 ms each running replica
@@ -86,7 +98,9 @@ final class RaftSimulation {
         void start() {
             incarnation++;
             int run = incarnation;
-            client = new RaftClient(id, voters, CLUSTER_ID, config, log, store, message -> route(message, run), new Random(random.nextLong()),
+            QuorumSetup setup = dynamic ? new QuorumSetup(key(id), Set.of(), LISTENER, List.of(endpoint(id)), bootstrapServers)
+                : QuorumSetup.staticQuorum(id, voters);
+            client = new RaftClient(setup, CLUSTER_ID, config, log, store, message -> route(message, run), new Random(random.nextLong()),
                 new RaftClient.Listener() {
                     @Override
                     public void onSnapshotLoaded(OffsetAndEpoch snapshotId) {
@@ -107,6 +121,30 @@ final class RaftSimulation {
     }
 
     static final String CLUSTER_ID = "simulated-cluster";
+    static final String LISTENER = "CONTROLLER";
+    /** The error codes a voter change may end with in a healthy dynamic quorum. */
+    private static final Set<ErrorCode> VOTER_CHANGE_ERRORS = Set.of(ErrorCode.NONE, ErrorCode.REQUEST_TIMED_OUT, ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.DUPLICATE_VOTER, ErrorCode.VOTER_NOT_FOUND);
+    private boolean dynamic;
+    private final Map<Integer, UUID> directoryIds = new HashMap<>();
+    private final List<VoterSet.Endpoint> bootstrapServers = new ArrayList<>();
+    /** Replicas that may become voters (initial voters and spares), by id. */
+    private final Set<Integer> voterCapable = new HashSet<>();
+    /** Every voter set ever committed, by the offset of its record. */
+    private final Map<Long, VoterSet> committedVoterSets = new HashMap<>();
+    /** Which alias (a bootstrap id) a request was sent to, by "source#incarnation#correlation#real destination". */
+    private final Map<String, Integer> aliasOfRequest = new HashMap<>();
+    private CompletableFuture<RaftClient.VoterChangeResult> voterChangeInFlight;
+    /** The client that took the change in flight: a crash of its node abandons it (nobody will answer). */
+    private RaftClient voterChangeOwner;
+    /** The leader's voter set when the highest high watermark was last raised, and that high watermark. */
+    private Set<Integer> votersAtLatestCommit = Set.of();
+    private long latestCommitSeen;
+    private final Map<ErrorCode, Integer> voterChangeResults = new TreeMap<>();
+    private final List<String> voterChangeMessages = new ArrayList<>();
+    private int leaderRemovals;
+    private boolean voterChangesOn = true;
+    private int maxVoters;
     private final long seed;
     private final Random random;
     private final RaftConfig config;
@@ -136,7 +174,21 @@ final class RaftSimulation {
 
     /** {@code observerCount} replicas (ids 101, 102, ...) follow the log without voting, as brokers do. */
     RaftSimulation(long seed, int voterCount, int observerCount, RaftConfig config, Faults faults) {
+        this(seed, voterCount, observerCount, 0, false, config, faults);
+    }
+
+    /**
+     * A dynamic quorum: voters 1..{@code voterCount} from a bootstrap checkpoint, spares after them
+     * that start as observers, {@code observerCount} brokers (101, ...); voter changes keep between
+     * 2 (or the initial count, if smaller) and {@code voterCount + spareCount} voters.
+     */
+    static RaftSimulation dynamic(long seed, int voterCount, int spareCount, int observerCount, RaftConfig config, Faults faults) {
+        return new RaftSimulation(seed, voterCount, observerCount, spareCount, true, config, faults);
+    }
+
+    private RaftSimulation(long seed, int voterCount, int observerCount, int spareCount, boolean dynamic, RaftConfig config, Faults faults) {
         this.seed = seed;
+        this.dynamic = dynamic;
         this.random = new Random(seed);
         this.config = config;
         this.faults = faults;
@@ -151,9 +203,69 @@ final class RaftSimulation {
             nodes.put(id, new Node(id));
             side.put(id, 0);
         }
+        if (dynamic) {
+            List<VoterSet.Voter> initial = new ArrayList<>();
+            for (int id = 1; id <= voterCount + spareCount; id++) {
+                voterCapable.add(id);
+                if (id > voterCount) {
+                    nodes.put(id, new Node(id));
+                    side.put(id, 0);
+                }
+            }
+            for (int id : nodes.keySet()) {
+                directoryIds.put(id, new UUID(random.nextLong() | 1L, id));
+            }
+            for (int id : voters) {
+                initial.add(new VoterSet.Voter(key(id), List.of(endpoint(id)), VoterSet.KRAFT_VERSION_MIN, VoterSet.KRAFT_VERSION_MAX));
+                bootstrapServers.add(endpoint(id));
+            }
+            VoterSet bootstrap = VoterSet.of(initial);
+            for (int id : voters) {
+                // What `strata format --initial-controllers` writes: the checkpoint 0-0 with kraft.version 1 and the voters.
+                try (RecordsSnapshotWriter writer = new RecordsSnapshotWriter(nodes.get(id).log.createSnapshot(BootstrapCheckpoint.ID), 0,
+                    VoterSet.KRAFT_VERSION_MAX, bootstrap)) {
+                    writer.freeze(0);
+                }
+            }
+            maxVoters = voterCount + spareCount;
+        }
         for (Node node : nodes.values()) {
             node.start();
         }
+    }
+
+    private ReplicaKey key(int id) {
+        return new ReplicaKey(id, directoryIds.get(id));
+    }
+
+    private static VoterSet.Endpoint endpoint(int id) {
+        return new VoterSet.Endpoint(LISTENER, "node-" + id, 9000 + id);
+    }
+
+    /** No voter changes of the simulation's own (a test asks for them). */
+    RaftSimulation withoutVoterChanges() {
+        voterChangesOn = false;
+        return this;
+    }
+
+    /** How the voter changes asked for ended, by error code. */
+    Map<ErrorCode, Integer> voterChangeResults() {
+        return voterChangeResults;
+    }
+
+    /** The first messages of voter changes that were refused. */
+    List<String> voterChangeMessages() {
+        return voterChangeMessages;
+    }
+
+    int leaderRemovals() {
+        return leaderRemovals;
+    }
+
+    /** The voter set of the current leader, or null without one. */
+    VoterSet leaderVoterSet() {
+        int leader = leaderId();
+        return leader < 0 ? null : nodes.get(leader).client.voterSet();
     }
 
     /** The running replicas' clients, by node id. */
@@ -265,6 +377,55 @@ final class RaftSimulation {
                 schedule(t, this::snapshotWhereDue);
             }
         }
+        if (dynamic) {
+            for (long t = nowMs + 251; t <= untilMs; t += 500) {
+                schedule(t, this::maybeChangeVoters);
+            }
+        }
+    }
+
+    /** Asks the leader, now and then, to add a spare that is up or to remove a voter (maybe itself). */
+    private void maybeChangeVoters() {
+        boolean abandoned = voterChangeOwner != null && nodes.values().stream().noneMatch(node -> node.client == voterChangeOwner);
+        if (!voterChangesOn || !faultsOn || (voterChangeInFlight != null && !voterChangeInFlight.isDone() && !abandoned) || random.nextDouble() >= 0.4) {
+            return;
+        }
+        int leaderId = leaderId();
+        if (leaderId < 0) {
+            return;
+        }
+        RaftClient leader = nodes.get(leaderId).client;
+        VoterSet voters = leader.voterSet();
+        List<Integer> addable = new ArrayList<>();
+        for (int id : new java.util.TreeSet<>(voterCapable)) {
+            if (!voters.isVoter(id) && nodes.get(id).isUp()) {
+                addable.add(id);
+            }
+        }
+        boolean add = voters.size() < maxVoters && !addable.isEmpty() && (voters.size() <= 2 || random.nextBoolean());
+        if (add) {
+            int id = addable.get(random.nextInt(addable.size()));
+            voterChangeInFlight = leader.addVoter(key(id), List.of(endpoint(id)), true, 3_000, nowMs);
+        } else if (voters.size() > 2) {
+            List<Integer> ids = new ArrayList<>(voters.ids());
+            int id = ids.get(random.nextInt(ids.size()));
+            if (id == leaderId) {
+                leaderRemovals++;
+            }
+            voterChangeInFlight = leader.removeVoter(key(id), nowMs);
+        } else {
+            return;
+        }
+        voterChangeOwner = leader;
+        voterChangeInFlight.thenAccept(result -> {
+            if (!VOTER_CHANGE_ERRORS.contains(result.error())) {
+                throw violation("a voter change ended with " + result);
+            }
+            voterChangeResults.merge(result.error(), 1, Integer::sum);
+            if (result.error() != ErrorCode.NONE && voterChangeMessages.size() < 8) {
+                voterChangeMessages.add(result.message());
+            }
+        });
     }
 
     private void schedule(long timeMs, Runnable action) {
@@ -361,6 +522,9 @@ final class RaftSimulation {
         }
         List<MockLog.Entry> entries = new ArrayList<>();
         for (RecordBatch batch : batches.subList(1, batches.size() - 1)) {
+            if (((DefaultRecordBatch) batch).isControlBatch()) {
+                continue; // kraft.version and voters (dynamic quorums)
+            }
             for (Record record : ((DefaultRecordBatch) batch).records()) {
                 MockLog.Entry entry = decodeEntry(record.value());
                 if (entry.offset() != entries.size()) {
@@ -433,28 +597,83 @@ final class RaftSimulation {
      * The transport of every replica: encode the message at the version Kafka sends, maybe
      * lose it, and deliver the decoded copy after a random delay, then let the receiver poll.
      */
-    private void route(RaftMessage message, int senderIncarnation) {
-        Node sender = nodes.get(message.source());
+    private void route(RaftMessage original, int senderIncarnation) {
+        Node sender = nodes.get(original.source());
         if (sender.incarnation != senderIncarnation || !sender.isUp()) {
             return;
         }
-        if (faultsOn && (random.nextDouble() < faults.dropProbability()
-            || !side.get(message.source()).equals(side.get(message.destination())))) {
+        RaftMessage message = resolveAlias(sender, original);
+        if (message == null) {
             return;
         }
-        if (cutLinks.contains(message.source() + "-" + message.destination())) {
+        if (message.isRequest() && message.api() == ApiMessageType.API_VERSIONS) {
+            answerApiVersions(message, senderIncarnation);
+            return;
+        }
+        int from = original.source();
+        int to = message.destination();
+        if (faultsOn && (random.nextDouble() < faults.dropProbability() || !side.get(from).equals(side.get(to)))) {
+            return;
+        }
+        if (cutLinks.contains(from + "-" + to)) {
             return;
         }
         RaftMessage decoded = roundTrip(message);
         long deliverAt = nowMs + 1 + random.nextInt(faults.maxDelayMs());
         // A restart of either end breaks the connection: what was in flight on it is gone.
-        int receiverIncarnation = nodes.get(message.destination()).incarnation;
+        int receiverIncarnation = nodes.get(to).incarnation;
         schedule(deliverAt, () -> {
-            Node receiver = nodes.get(decoded.destination());
+            Node receiver = nodes.get(to);
             if (receiver.isUp() && receiver.incarnation == receiverIncarnation && sender.incarnation == senderIncarnation
-                && (!faultsOn || side.get(decoded.source()).equals(side.get(decoded.destination())))) {
+                && (!faultsOn || side.get(from).equals(side.get(to)))) {
                 receiver.client.receive(decoded);
                 receiver.client.poll(nowMs);
+            }
+        });
+    }
+
+    /**
+     * A request to a bootstrap server (id -2, -3, ...) goes to the node its address names; the
+     * answer comes back from the alias, as a network client addressed by host and port sees it.
+     */
+    private RaftMessage resolveAlias(Node sender, RaftMessage message) {
+        if (message.isRequest() && message.destination() < -1) {
+            VoterSet.Endpoint endpoint = sender.client.endpointOf(message.destination()).orElse(null);
+            if (endpoint == null) {
+                return null;
+            }
+            int real = Integer.parseInt(endpoint.host().substring("node-".length()));
+            if (real == message.source()) {
+                return null; // its own address: a real client would connect to itself and be answered by its own quorum
+            }
+            aliasOfRequest.put(message.source() + "#" + sender.incarnation + "#" + message.correlationId() + "#" + real, message.destination());
+            return new RaftMessage(message.source(), real, message.correlationId(), message.data(), true);
+        }
+        if (!message.isRequest()) {
+            Node requester = nodes.get(message.destination());
+            Integer alias = aliasOfRequest.remove(message.destination() + "#" + requester.incarnation + "#" + message.correlationId() + "#" + message.source());
+            if (alias != null) {
+                return new RaftMessage(alias, message.destination(), message.correlationId(), message.data(), false);
+            }
+        }
+        return message;
+    }
+
+    /** ApiVersions is answered by a server's network layer, not its quorum: the simulation answers for a node that is up. */
+    private void answerApiVersions(RaftMessage request, int senderIncarnation) {
+        Node target = nodes.get(request.destination());
+        Node sender = nodes.get(request.source());
+        if (target == null || !target.isUp() || (faultsOn && random.nextDouble() < faults.dropProbability())) {
+            return;
+        }
+        ApiVersionsResponseData response = new ApiVersionsResponseData();
+        response.supportedFeatures().add(new ApiVersionsResponseData.SupportedFeatureKey().setName("kraft.version")
+            .setMinVersion(VoterSet.KRAFT_VERSION_MIN).setMaxVersion(VoterSet.KRAFT_VERSION_MAX));
+        RaftMessage answer = roundTrip(new RaftMessage(request.destination(), request.source(), request.correlationId(), response, false));
+        schedule(nowMs + 1 + random.nextInt(faults.maxDelayMs()), () -> {
+            if (sender.isUp() && sender.incarnation == senderIncarnation) {
+                sender.client.receive(answer);
+                sender.client.poll(nowMs);
             }
         });
     }
@@ -486,7 +705,8 @@ final class RaftSimulation {
                 .append(node.isUp() ? node.client.state() + " hw=" + node.client.highWatermark() : "down")
                 .append(" log start=").append(node.log.logStartOffset()).append(" end=").append(node.log.endOffset())
                 .append(" flushed=").append(node.log.flushedOffset()).append(" snapshot=").append(node.log.latestSnapshotId().orElse(null))
-                .append(" loaded=").append(node.snapshotsLoaded).append('\n');
+                .append(" loaded=").append(node.snapshotsLoaded)
+                .append(node.isUp() && dynamic ? " voters=" + node.client.voterSet() : "").append('\n');
         }
         return text.toString();
     }
@@ -525,6 +745,11 @@ final class RaftSimulation {
                 }
             }
             node.verifiedUpTo = Math.max(node.verifiedUpTo, highWatermark);
+            checkCommittedVoterSets(node);
+            if (client.isLeader() && highWatermark > latestCommitSeen) {
+                latestCommitSeen = highWatermark;
+                votersAtLatestCommit = client.voterSet().ids();
+            }
         }
         checkDurability();
     }
@@ -540,15 +765,73 @@ final class RaftSimulation {
         refreshSnapshot(node);
     }
 
+    /** Committed voter sets agree: a voter set committed at an offset is the same set on every replica. */
+    private void checkCommittedVoterSets(Node node) {
+        if (!dynamic || node.client.highWatermark() == 0) {
+            return;
+        }
+        long offset = node.client.committedVoterSetOffset();
+        VoterSet set = node.client.committedVoterSet();
+        if (offset < 0 && node.log.latestSnapshotId().map(id -> id.offset() > 0).orElse(false)) {
+            return; // from a snapshot whose offset names no record
+        }
+        VoterSet known = committedVoterSets.putIfAbsent(offset, set);
+        if (known != null && !known.equals(set)) {
+            throw violation("node " + node.id + " committed voter set " + set + " at " + offset + " but " + known + " was committed there");
+        }
+    }
+
+    /** The voter sets the latest committed entry must be durable on a majority of (either will do). */
+    private List<Set<Integer>> durabilityVoterSets() {
+        if (!dynamic) {
+            return List.of(voters);
+        }
+        Node best = null;
+        for (Node node : nodes.values()) {
+            if (node.isUp() && (best == null || node.client.highWatermark() > best.client.highWatermark())) {
+                best = node;
+            }
+        }
+        if (best == null) {
+            return List.of();
+        }
+        List<Set<Integer>> sets = new ArrayList<>();
+        sets.add(votersAtLatestCommit);
+        sets.add(best.client.committedVoterSet().ids());
+        sets.add(best.client.voterSet().ids());
+        int leader = leaderId();
+        if (leader >= 0) {
+            sets.add(nodes.get(leader).client.voterSet().ids());
+        }
+        sets.removeIf(Set::isEmpty);
+        return sets;
+    }
+
     private void checkDurability() {
         if (committed.isEmpty()) {
             return;
         }
         long latest = committed.keySet().stream().mapToLong(Long::longValue).max().getAsLong();
         MockLog.Entry entry = committed.get(latest);
+        List<Set<Integer>> sets = durabilityVoterSets();
+        if (sets.isEmpty()) {
+            return;
+        }
+        String failures = "";
+        for (Set<Integer> set : sets) {
+            int durable = durableCount(set, latest, entry);
+            if (durable >= set.size() / 2 + 1) {
+                return;
+            }
+            failures += " " + durable + " of " + set;
+        }
+        throw violation("committed entry " + latest + " is durable on only" + failures);
+    }
+
+    private int durableCount(Set<Integer> voterIds, long latest, MockLog.Entry entry) {
         int durable = 0;
         for (Node node : nodes.values()) {
-            if (!voters.contains(node.id)) {
+            if (!voterIds.contains(node.id)) {
                 continue;
             }
             MockLog.Entry held = entryAt(node, latest);
@@ -557,9 +840,7 @@ final class RaftSimulation {
                 durable++;
             }
         }
-        if (durable < voters.size() / 2 + 1) {
-            throw violation("committed entry " + latest + " is durable on only " + durable + " of " + voters.size() + " voters");
-        }
+        return durable;
     }
 
     private static String describeEntry(MockLog.Entry entry) {
@@ -602,6 +883,9 @@ final class RaftSimulation {
                 if (held == null || !held.sameAs(known.getValue())) {
                     throw violation("node " + node.id + " lost committed entry " + describeEntry(known.getValue()));
                 }
+            }
+            if (dynamic && !node.client.committedVoterSet().equals(leader.client.voterSet())) {
+                throw violation("node " + node.id + " committed voter set " + node.client.committedVoterSet() + " != leader's " + leader.client.voterSet());
             }
         }
     }

@@ -84,4 +84,33 @@ class RaftSimulationTest {
         assertThat(simulation.snapshotsTaken()).as("snapshots").isGreaterThan(0);
         assertThat(simulation.totalSnapshotsLoaded()).as("snapshots copied by FetchSnapshot").isGreaterThan(0);
     }
+
+    /**
+     * KIP-853: three voters from a bootstrap checkpoint and two spares that start empty, with
+     * voters added and removed (the leader too) every few seconds amid crashes, loss and
+     * partitions; committed voter sets agree everywhere and every change ends with a Kafka error code.
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
+    void dynamicVotersAreAddedAndRemovedUnderFaults(long seed) {
+        RaftSimulation simulation = RaftSimulation.dynamic(seed, 3, 2, 1, CONFIG, new RaftSimulation.Faults(0.02, 20, 0.3, 0.1));
+        simulation.run(30_000);
+        simulation.healAndConverge(15_000);
+        assertThat(simulation.committedCount()).as("progress").isGreaterThan(10);
+        assertThat(simulation.voterChangeResults().getOrDefault(io.strata.protocol.ErrorCode.NONE, 0)).as("committed voter changes " + simulation.voterChangeResults() + " " + simulation.voterChangeMessages())
+            .isGreaterThan(0);
+    }
+
+    /** A standalone voter (`strata format --standalone`) grows into a quorum with the spares, snapshotting on the way. */
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
+    void aStandaloneVoterGrowsIntoAQuorumWithSnapshots(long seed) {
+        RaftSimulation simulation = RaftSimulation.dynamic(seed, 1, 2, 0, CONFIG, new RaftSimulation.Faults(0.02, 20, 0.2, 0))
+            .snapshotEvery(20);
+        simulation.run(25_000);
+        simulation.healAndConverge(15_000);
+        assertThat(simulation.committedCount()).as("progress").isGreaterThan(10);
+        assertThat(simulation.voterChangeResults().getOrDefault(io.strata.protocol.ErrorCode.NONE, 0)).as("committed voter changes " + simulation.voterChangeResults() + " " + simulation.voterChangeMessages())
+            .isGreaterThan(0);
+    }
 }

@@ -72,6 +72,27 @@ final class DataDirectories {
         return clusterId;
     }
 
+    /**
+     * Formats every directory (none may be formatted yet) for a new node: the first, which holds
+     * the metadata log, gets {@code metadataDirectoryId}, the others random ids ({@code strata format}).
+     */
+    static void format(List<Path> dirs, int nodeId, String clusterId, UUID metadataDirectoryId) throws IOException {
+        for (int index = 0; index < dirs.size(); index++) {
+            Path dir = dirs.get(index);
+            Files.createDirectories(dir);
+            Path meta = dir.resolve(META_PROPERTIES);
+            if (Files.exists(meta)) {
+                throw new IOException("Data directory " + dir + " is already formatted");
+            }
+            Properties properties = new Properties();
+            properties.setProperty("version", "1");
+            properties.setProperty("cluster.id", clusterId);
+            properties.setProperty("node.id", Integer.toString(nodeId));
+            properties.setProperty("directory.id", Uuids.toBase64(index == 0 ? metadataDirectoryId : Uuids.randomTopicId()));
+            write(meta, properties);
+        }
+    }
+
     /** The {@code directory.id} of a formatted directory. */
     static UUID directoryId(Path dir) throws IOException {
         String id = read(dir.resolve(META_PROPERTIES)).getProperty("directory.id");

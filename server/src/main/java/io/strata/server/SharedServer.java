@@ -125,6 +125,9 @@ final class SharedServer {
         // Before anything reads a directory: recovering __cluster_metadata below truncates it.
         logManager.lockDirectories();
         logManager.lockDirectory(config.metadataLogDir());
+        if (io.strata.server.cluster.DynamicQuorum.isDynamic(config)) {
+            io.strata.server.cluster.DynamicQuorum.requireFormatted(config, config.metadataLogDir()); // KIP-853: `strata format` first
+        }
         clusterId = DataDirectories.ensureFormatted(config.formattedDirectories(), nodeId, config.getString(ServerConfig.CLUSTER_ID));
         boolean cleanShutdown = logManager.hadCleanShutdown(config.metadataLogDir());
         uncleanStart = !cleanShutdown;
@@ -170,7 +173,15 @@ final class SharedServer {
             voters = peers.voterIds();
             sender = peers;
         }
-        quorum = new RaftNode(nodeId, voters, clusterId, standalone ? RaftConfig.DEFAULTS : config.raftConfig(), new FileRaftLog(metadataUnifiedLog),
+        io.strata.raft.QuorumSetup quorumSetup;
+        try {
+            quorumSetup = !standalone && io.strata.server.cluster.DynamicQuorum.isDynamic(config)
+                ? io.strata.server.cluster.DynamicQuorum.setup(config, config.metadataLogDir(), DataDirectories.directoryId(config.metadataLogDir()))
+                : io.strata.raft.QuorumSetup.staticQuorum(nodeId, voters);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        quorum = new RaftNode(quorumSetup, clusterId, standalone ? RaftConfig.DEFAULTS : config.raftConfig(), new FileRaftLog(metadataUnifiedLog),
             new FileQuorumStateStore(metadataDir()), sender, time, new java.util.Random(), new RaftClient.Listener() {
                 @Override
                 public void onLeaderChange(int epoch, int leaderId) {
@@ -181,6 +192,9 @@ final class SharedServer {
                 }
             },
             new MetadataCommitListener(metadata, controller));
+        if (quorumSetup.isDynamic()) {
+            peers.useVoterSet(quorum::publishedVoterSet, quorumSetup.listenerName());
+        }
         this.voters = voters;
     }
 
@@ -195,7 +209,7 @@ final class SharedServer {
         socketServer = new SocketServer(config, requestChannel, metrics.networkObserver());
         handlerPool = new RequestHandlerPool(config.getInt(ServerConfig.NUM_IO_THREADS), requestChannel, dispatcher);
         handlerPool.start();
-        directoryId = DataDirectories.directoryId(config.logDirs().get(0));
+        directoryId = DataDirectories.directoryId(config.metadataLogDir());
         if (!config.isStandaloneDefault()) {
             // An attempt at the controller that gets no answer in a few quorum timeouts goes to whoever leads by then.
             controllerClient = new InterBrokerClient(withRequestTimeout(InterBrokerClient.Settings.defaults("strata-broker-" + nodeId + "-to-controller"),

@@ -48,9 +48,6 @@ class KafkaApiVersionsParityTest {
     void supportedFeatureRangesMatchKafka44() throws IOException {
         Recorded kafka = recorded();
         for (Map.Entry<String, short[]> feature : new Features().supported().entrySet()) {
-            if (feature.getKey().equals(Features.KRAFT_VERSION)) {
-                continue; // Strata's single-voter quorum has no KIP-853 voter records: kraft.version 0 only, Kafka 0-1
-            }
             assertThat(kafka.supportedFeatures()).as(feature.getKey()).containsKey(feature.getKey());
             assertThat(feature.getValue()).as(feature.getKey()).containsExactly(kafka.supportedFeatures().get(feature.getKey()));
         }

@@ -69,11 +69,12 @@ public final class StrataCli implements Runnable {
     }
 
     /** The subcommands, in the order {@code strata --help} lists them. */
-    private static final String[] SUBCOMMANDS = {"server", "cluster", "topics", "produce", "consume", "groups", "perf", "metrics", "version"};
+    private static final String[] SUBCOMMANDS = {"server", "format", "cluster", "topics", "produce", "consume", "groups", "perf", "metrics", "version"};
 
     private static Object subcommand(String name) {
         return switch (name) {
             case "server" -> new ServerCommand();
+            case "format" -> new FormatCommand();
             case "cluster" -> new ClusterCommand();
             case "topics" -> new TopicsCommand();
             case "produce" -> new ProduceCommand();

@@ -69,6 +69,8 @@ public final class ClusterHarness implements AutoCloseable {
     private final String clusterId;
     private final Map<String, String> overrides;
     private final Map<Integer, Node> nodes = new TreeMap<>();
+    /** KIP-853: controller.quorum.bootstrap.servers instead of voters; node 1 formatted --standalone, the other controllers --no-initial-controllers. */
+    private boolean dynamic;
 
     private ClusterHarness(Path dir, int controllers, int brokers, boolean combined, Map<String, String> overrides) {
         this.dir = dir;
@@ -111,9 +113,26 @@ public final class ClusterHarness implements AutoCloseable {
         return new ClusterHarness(dir, controllers, brokers, false, overrides);
     }
 
+    /**
+     * A dynamic quorum (KIP-853): {@code controllers} controller-only nodes and {@code brokers} brokers,
+     * all with {@code controller.quorum.bootstrap.servers} (every controller) and no voters; node 1 is
+     * formatted {@code --standalone} (the only voter), the other controllers {@code --no-initial-controllers}
+     * (observers until they are added), the brokers plainly, before the first start.
+     */
+    public static ClusterHarness dynamicSplit(Path dir, int controllers, int brokers) {
+        ClusterHarness harness = split(dir, controllers, brokers, Map.of());
+        harness.dynamic = true;
+        return harness;
+    }
+
     /** Starts every node and waits until all of them report ready; on failure the exception carries every node's log tail. */
     public ClusterHarness start() throws IOException, InterruptedException {
         Files.createDirectories(dir);
+        if (dynamic) {
+            for (Node node : nodes.values()) {
+                node.formatIfNeeded();
+            }
+        }
         Files.writeString(dir.resolve("logback.xml"), LOGBACK, StandardCharsets.UTF_8);
         long startNanos = System.nanoTime();
         for (Node node : nodes.values()) {
@@ -411,7 +430,11 @@ public final class ClusterHarness implements AutoCloseable {
             }
             config.put("controller.listener.names", "CONTROLLER");
             config.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
-            config.put("controller.quorum.voters", voters());
+            if (dynamic) {
+                config.put("controller.quorum.bootstrap.servers", controllerBootstrapServers());
+            } else {
+                config.put("controller.quorum.voters", voters());
+            }
             config.put("cluster.id", clusterId);
             config.put("log.dirs", dataDir().toAbsolutePath().toString());
             config.put("metrics.listener", "http://127.0.0.1:0");
@@ -426,6 +449,17 @@ public final class ClusterHarness implements AutoCloseable {
             config.put("group.initial.rebalance.delay.ms", "0");
             config.putAll(overrides);
             return config;
+        }
+
+        /** {@code strata format} of a dynamic cluster's node (in this JVM), once. */
+        void formatIfNeeded() throws IOException {
+            if (Files.exists(dataDir().resolve("meta.properties"))) {
+                return;
+            }
+            io.strata.server.StorageFormatter.Mode mode = !controller ? io.strata.server.StorageFormatter.Mode.STATIC
+                : id == 1 ? io.strata.server.StorageFormatter.Mode.STANDALONE : io.strata.server.StorageFormatter.Mode.NO_INITIAL_CONTROLLERS;
+            io.strata.server.StorageFormatter.format(io.strata.server.config.ServerConfig.load(null, config()), clusterId, mode, List.of(), false,
+                System.currentTimeMillis());
         }
 
         private void launch() throws IOException {

@@ -9,7 +9,11 @@
  *   <li>{@code ClusterHarness.combined(dir, 3)}: every node {@code process.roles=broker,controller}
  *       and a voter, with a PLAINTEXT and a CONTROLLER listener;</li>
  *   <li>{@code ClusterHarness.split(dir, 3, 3)}: controller-only voters 1-3 (CONTROLLER only) and
- *       broker-only nodes 4-6 (PLAINTEXT only).</li>
+ *       broker-only nodes 4-6 (PLAINTEXT only);</li>
+ *   <li>{@code ClusterHarness.dynamicSplit(dir, 3, 1)}: the same layout as a dynamic quorum (KIP-853):
+ *       {@code controller.quorum.bootstrap.servers} instead of voters, node 1 formatted
+ *       {@code --standalone}, the other controllers {@code --no-initial-controllers} (observers until
+ *       added), before the first start.</li>
  * </ul>
  * Ports are picked once, before the first start, and kept across restarts; the voters are
  * {@code id@127.0.0.1:port}; all nodes share a {@code cluster.id}. Timings are shortened where
@@ -41,6 +45,7 @@
  * {@code ControllerFailoverTest} (kill -9 of the active controller, three times, while topics are
  * created), {@code BrokerFencingTest} (a killed broker is fenced, its partitions go offline and
  * come back), {@code SplitRolesClusterTest} (3 controllers + 3 brokers, kafka-metadata-quorum,
- * kcat).
+ * kcat), {@code DynamicQuorumClusterTest} (controllers added to a standalone quorum with
+ * Admin.addRaftVoter, kafka-metadata-quorum, kill -9 of the first leader, removeRaftVoter).
  */
 package io.strata.it.cluster;

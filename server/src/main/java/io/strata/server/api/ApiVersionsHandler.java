@@ -44,6 +44,12 @@ final class ApiVersionsHandler implements ApiHandler {
             response.finalizedFeatures().add(new ApiVersionsResponseData.FinalizedFeatureKey()
                 .setName(level.getKey()).setMinVersionLevel(level.getValue()).setMaxVersionLevel(level.getValue()));
         }
+        // kraft.version is the quorum's (its KRaftVersionRecord), not a metadata record: finalized once it is 1 (KIP-853).
+        short kraftVersion = context.quorum() == null ? 0 : context.quorum().kraftVersion();
+        if (kraftVersion > 0 && !image.features().containsKey(Features.KRAFT_VERSION)) {
+            response.finalizedFeatures().add(new ApiVersionsResponseData.FinalizedFeatureKey()
+                .setName(Features.KRAFT_VERSION).setMinVersionLevel(kraftVersion).setMaxVersionLevel(kraftVersion));
+        }
         request.respond(response);
     }
 

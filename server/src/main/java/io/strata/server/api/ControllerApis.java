@@ -36,7 +36,8 @@ import java.util.Map;
  * {@code __cluster_metadata}, FetchSnapshot) handed to this node's replica; DescribeQuorum; and
  * what brokers ask of the active controller (BrokerRegistration, BrokerHeartbeat, CreateTopics,
  * DeleteTopics, CreatePartitions, IncrementalAlterConfigs, AllocateProducerIds, UpdateFeatures,
- * UnregisterBroker).
+ * UnregisterBroker); and the voter changes of KIP-853 (AddRaftVoter, RemoveRaftVoter from
+ * operators; UpdateRaftVoter from voters).
  * A controller that is not the active one answers NOT_CONTROLLER; the broker then asks the leader.
  */
 public final class ControllerApis {
@@ -55,6 +56,9 @@ public final class ControllerApis {
             .add(ApiMessageType.FETCH, 13, 17)
             .add(ApiMessageType.FETCH_SNAPSHOT, 0, 1)
             .add(ApiMessageType.DESCRIBE_QUORUM, 0, 2)
+            .add(ApiMessageType.ADD_RAFT_VOTER, 0, 1)
+            .add(ApiMessageType.REMOVE_RAFT_VOTER, 0, 0)
+            .add(ApiMessageType.UPDATE_RAFT_VOTER, 0, 0)
             .add(ApiMessageType.BROKER_REGISTRATION, 0, 4)
             .add(ApiMessageType.BROKER_HEARTBEAT, 0, 1)
             .add(ApiMessageType.CREATE_TOPICS, 2, 7)
@@ -83,6 +87,9 @@ public final class ControllerApis {
         handlers.put(ApiMessageType.FETCH, quorumRpc(quorum, body -> ((FetchRequestData) body).replicaState().replicaId()));
         handlers.put(ApiMessageType.FETCH_SNAPSHOT, quorumRpc(quorum, body -> ((FetchSnapshotRequestData) body).replicaId()));
         handlers.put(ApiMessageType.DESCRIBE_QUORUM, new DescribeQuorumHandler(context));
+        handlers.put(ApiMessageType.ADD_RAFT_VOTER, RaftVoterHandlers.addVoter(context, quorum));
+        handlers.put(ApiMessageType.REMOVE_RAFT_VOTER, RaftVoterHandlers.removeVoter(context, quorum));
+        handlers.put(ApiMessageType.UPDATE_RAFT_VOTER, quorumRpc(quorum, body -> ((io.strata.protocol.message.UpdateRaftVoterRequestData) body).voterId()));
         handlers.put(ApiMessageType.BROKER_REGISTRATION, request -> controller.registerBroker(request.body(BrokerRegistrationRequestData.class))
             .whenComplete((response, failure) -> request.respond(failure == null ? response
                 : new BrokerRegistrationResponseData().setErrorCode(ControllerErrors.of(failure).code()).setBrokerEpoch(-1))));

@@ -50,11 +50,16 @@ final class DescribeQuorumHandler implements ApiHandler {
             }
             // Directory ids and nodes are v2+ fields that cannot be dropped silently: older versions must leave them unset.
             boolean v2 = request.apiVersion() >= 2;
+            // A dynamic quorum's replicas carry their directory ids (the voter set's, the observers' Fetch); a static one's only this node's.
             for (DescribeQuorumResponseData.ReplicaState replica : partition.currentVoters()) {
-                replica.setReplicaDirectoryId(v2 && replica.replicaId() == context.nodeId() ? context.metadataDirectoryId() : Uuids.ZERO);
+                boolean unknown = replica.replicaDirectoryId() == null || replica.replicaDirectoryId().equals(Uuids.ZERO);
+                replica.setReplicaDirectoryId(!v2 ? Uuids.ZERO : unknown && replica.replicaId() == context.nodeId() ? context.metadataDirectoryId()
+                    : unknown ? Uuids.ZERO : replica.replicaDirectoryId());
             }
             for (DescribeQuorumResponseData.ReplicaState replica : partition.observers()) {
-                replica.setReplicaDirectoryId(Uuids.ZERO);
+                if (!v2 || replica.replicaDirectoryId() == null) {
+                    replica.setReplicaDirectoryId(Uuids.ZERO);
+                }
             }
             response.topics().add(new DescribeQuorumResponseData.TopicData().setTopicName(MetadataRecords.TOPIC).setPartitions(
                 new java.util.ArrayList<>(java.util.List.of(partition))));
@@ -69,7 +74,14 @@ final class DescribeQuorumHandler implements ApiHandler {
                 }
                 DescribeQuorumResponseData.Node node = new DescribeQuorumResponseData.Node().setNodeId(voter.replicaId());
                 BrokerRegistration registration = context.image().brokers().get(voter.replicaId());
-                if (registration != null) {
+                java.util.Optional<io.strata.raft.VoterSet.Voter> dynamicVoter = context.quorum().publishedVoterSet().voter(voter.replicaId());
+                if (dynamicVoter.isPresent() && !dynamicVoter.get().endpoints().isEmpty()) {
+                    // KIP-853: the voter's own endpoints from the voter set in the log
+                    for (io.strata.raft.VoterSet.Endpoint endpoint : dynamicVoter.get().endpoints()) {
+                        node.listeners().add(new DescribeQuorumResponseData.Listener().setName(endpoint.listener()).setHost(endpoint.host())
+                            .setPort(endpoint.port()));
+                    }
+                } else if (registration != null) {
                     for (BrokerRegistration.Endpoint endpoint : registration.endpoints()) {
                         node.listeners().add(new DescribeQuorumResponseData.Listener().setName(endpoint.listenerName()).setHost(endpoint.host())
                             .setPort(endpoint.port()));

@@ -29,7 +29,8 @@ public final class Features {
 
     public Features() {
         supported.put(METADATA_VERSION, new short[] {7, 33});
-        supported.put(KRAFT_VERSION, new short[] {0, 0});
+        // kraft.version 1: the voters live in the metadata log and change with AddRaftVoter / RemoveRaftVoter (KIP-853).
+        supported.put(KRAFT_VERSION, new short[] {0, 1});
         // group.version 1 is the consumer rebalance protocol (KIP-848); Kafka serves ConsumerGroupHeartbeat only when it is finalized.
         supported.put(GROUP_VERSION, new short[] {0, 1});
         // transaction.version 2 is transactions v2 (KIP-890 part 2): Produce v12, TxnOffsetCommit v5 and EndTxn v5 with an epoch bump
