@@ -1311,11 +1311,13 @@ public final class RaftClient {
             candidate.tally.record(source, partition.voteGranted());
             if (candidate.tally.isWon()) {
                 becomeLeader(nowMs);
-            } else if (!partition.voteGranted()) {
+            } else if (!partition.voteGranted() && candidate.tally.isLostIfOneMoreFails()) {
                 // Most likely a split vote: two voters that timed out together both won the pre-vote
                 // and voted for themselves, and with the third voter down neither can ever win. Pre-vote
-                // again after a short random backoff instead of the rest of the 1-2 s election timeout;
-                // a retry that cannot win stops at the pre-vote, without raising the epoch.
+                // again after a short random backoff instead of the rest of the 1-2 s election timeout
+                // (Kafka 4.4 waits it out); a retry that cannot win stops at the pre-vote, without raising
+                // the epoch. Only once the refusals leave no room for a silent voter: with five voters a
+                // single refusal does not end an election the others may still win.
                 long backoffMs = 1 + random.nextInt(Math.max(1, config.electionBackoffMaxMs() / LOST_ELECTION_BACKOFF_DIVISOR));
                 candidate.electionTimer.reset(Math.min(candidate.electionTimer.deadlineMs(), nowMs + backoffMs));
             }

@@ -42,6 +42,14 @@ final class VoteTally {
         return rejected.size() > voters.size() - majority();
     }
 
+    /**
+     * The refusals used up every failure the quorum tolerates: with one more voter silent (a
+     * crashed one never answers) no majority is left. With three voters, one refusal.
+     */
+    boolean isLostIfOneMoreFails() {
+        return rejected.size() >= voters.size() - majority();
+    }
+
     /** Voters that have not answered yet. */
     Set<Integer> unanswered() {
         Set<Integer> pending = new HashSet<>(voters);
