@@ -73,6 +73,9 @@ class ReadCommittedFetchTest {
 
     @Test
     void aFetchOfOneBatchReturnsOnlyTheAbortedTransactionItOverlaps() throws Exception {
+        // abortTransaction returns once the coordinator wrote PrepareAbort; the last marker follows asynchronously (as in Kafka).
+        InProcessCluster.awaitCondition(() -> broker.log("aborts", 0).lastStableOffset() == 2L * ABORTED_TRANSACTIONS, 30_000,
+            "the last abort marker");
         assertThat(broker.log("aborts", 0).lastStableOffset()).isEqualTo(2L * ABORTED_TRANSACTIONS);
         try (RawClient client = new RawClient(broker.port())) {
             // One byte: the first batch only (offset 0), which only the first transaction overlaps.

@@ -23,6 +23,11 @@ import java.util.concurrent.CompletableFuture;
  * codes; another controller answers NOT_LEADER_OR_FOLLOWER, which the Admin client retries. A
  * request for another cluster gets INCONSISTENT_CLUSTER_ID. UpdateRaftVoter (82) comes from voters
  * and goes to the replica like the other quorum RPCs.
+ *
+ * <p>On a broker listener (an Admin with {@code bootstrap.servers}) the two are forwarded to the
+ * active controller, as Kafka's broker forwards them ({@link #forwardAddVoter},
+ * {@link #forwardRemoveVoter}); the zero-config single node answers from its own quorum (a
+ * static one: UNSUPPORTED_VERSION, as a Kafka cluster with static voters answers).
  */
 final class RaftVoterHandlers {
     private RaftVoterHandlers() {
@@ -57,6 +62,49 @@ final class RaftVoterHandlers {
             ReplicaKey key = new ReplicaKey(body.voterId(), body.voterDirectoryId() == null ? Uuids.ZERO : body.voterDirectoryId());
             answer(quorum.removeVoter(key), result -> request.respond(removeResponse(result.error(), result.message())));
         };
+    }
+
+    /** AddRaftVoter on a broker listener: to the active controller, again while a controller says it is not the leader. */
+    static ApiHandler forwardAddVoter(BrokerContext context) {
+        ApiHandler local = context.quorum() == null ? null : addVoter(context, context.quorum());
+        return request -> {
+            io.strata.server.cluster.RemoteController forwarder = context.forwarder();
+            if (forwarder == null) {
+                local.handle(request);
+                return;
+            }
+            AddRaftVoterRequestData body = request.body(AddRaftVoterRequestData.class);
+            forwarder.<AddRaftVoterResponseData>call(io.strata.protocol.message.ApiMessageType.ADD_RAFT_VOTER, request.apiVersion(), body,
+                    response -> notTheLeader(response.errorCode()), forwardTimeoutMs(body.timeoutMs()))
+                .whenComplete((response, failure) -> request.respond(failure == null ? response
+                    : addResponse(ControllerErrors.of(failure), failure.getMessage())));
+        };
+    }
+
+    /** RemoveRaftVoter on a broker listener: to the active controller, as {@link #forwardAddVoter}. */
+    static ApiHandler forwardRemoveVoter(BrokerContext context) {
+        ApiHandler local = context.quorum() == null ? null : removeVoter(context, context.quorum());
+        return request -> {
+            io.strata.server.cluster.RemoteController forwarder = context.forwarder();
+            if (forwarder == null) {
+                local.handle(request);
+                return;
+            }
+            RemoveRaftVoterRequestData body = request.body(RemoveRaftVoterRequestData.class);
+            forwarder.<RemoveRaftVoterResponseData>call(io.strata.protocol.message.ApiMessageType.REMOVE_RAFT_VOTER, request.apiVersion(), body,
+                    response -> notTheLeader(response.errorCode()), forwardTimeoutMs(30_000))
+                .whenComplete((response, failure) -> request.respond(failure == null ? response
+                    : removeResponse(ControllerErrors.of(failure), failure.getMessage())));
+        };
+    }
+
+    private static boolean notTheLeader(short errorCode) {
+        return errorCode == ErrorCode.NOT_LEADER_OR_FOLLOWER.code() || errorCode == ErrorCode.NOT_CONTROLLER.code();
+    }
+
+    /** The request's own timeout (at least a second; 30 s if it names none). */
+    private static long forwardTimeoutMs(int requestTimeoutMs) {
+        return requestTimeoutMs <= 0 ? 30_000 : Math.max(1_000, requestTimeoutMs);
     }
 
     /** A quorum that cannot take the change now (busy, stopping) answers REQUEST_TIMED_OUT, which the client retries. */
