@@ -64,7 +64,8 @@ class ClusterCommandTest {
                 run.exitCode.getNow(null), allLogs()).isTrue();
             awaitOutput(run, "Strata cluster ready: 3 nodes, bootstrap servers 127.0.0.1:" + basePort + ",127.0.0.1:" + (basePort + 1)
                 + ",127.0.0.1:" + (basePort + 2));
-            assertThat(run.out.toString(StandardCharsets.UTF_8)).contains("metrics http://127.0.0.1:" + (basePort + 200) + "/metrics");
+            // The per-node lines follow the ready line in later writes.
+            awaitOutput(run, "metrics http://127.0.0.1:" + (basePort + 200) + "/metrics");
             String clusterId = Files.readString(dir.resolve("cluster.id")).strip();
             assertFiles(basePort, clusterId);
             stopAndAssertChildrenGone(run);
