@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -63,16 +64,28 @@ class DynamicQuorumClusterTest {
                 QuorumInfo.ReplicaState::replicaDirectoryId, (a, b) -> a));
             for (int id : List.of(2, 3)) {
                 assertThat(directoryIds.get(id)).as("directory id of observer %d", id).isNotEqualTo(Uuid.ZERO_UUID);
-                RaftVoterEndpoint endpoint = new RaftVoterEndpoint("CONTROLLER", "127.0.0.1", cluster.node(id).controllerPort());
-                // Controller 2 through bootstrap.controllers, controller 3 through a broker (bootstrap.servers), which forwards it.
-                try (Admin through = id == 2 ? null : cluster.admin()) {
-                    Admin via = through == null ? admin : through;
-                    ClusterHarness.waitUntil(() -> {
-                        via.addRaftVoter(id, directoryIds.get(id), Set.of(endpoint)).all().get(15, TimeUnit.SECONDS);
-                        return true;
-                    }, DEADLINE, "controller " + id + " is added as a voter" + (through == null ? "" : " through a broker"));
-                }
             }
+            // Controller 2 with Admin.addRaftVoter on bootstrap.controllers.
+            RaftVoterEndpoint endpoint = new RaftVoterEndpoint("CONTROLLER", "127.0.0.1", cluster.node(2).controllerPort());
+            ClusterHarness.waitUntil(() -> {
+                admin.addRaftVoter(2, directoryIds.get(2), Set.of(endpoint)).all().get(15, TimeUnit.SECONDS);
+                return true;
+            }, DEADLINE, "controller 2 is added as a voter");
+            // Controller 3 with Kafka's `kafka-metadata-quorum add-controller`, given the controller's own configuration (it reads
+            // the directory id from its meta.properties), through a broker (bootstrap.servers), which forwards it.
+            Path controllerConfig = dir.resolve("node-3.properties");
+            java.util.Properties properties = new java.util.Properties();
+            properties.putAll(cluster.node(3).config());
+            try (java.io.Writer writer = Files.newBufferedWriter(controllerConfig)) {
+                properties.store(writer, "controller 3");
+            }
+            String brokers = cluster.bootstrapServers();
+            ClusterHarness.waitUntil(() -> {
+                KafkaTool.Result added = KafkaTool.run(MetadataQuorumCommand::main, "--bootstrap-server", brokers, "--command-config",
+                    controllerConfig.toString(), "add-controller");
+                assertThat(added.exitCode()).as("%s", added).isZero();
+                return true;
+            }, DEADLINE, "kafka-metadata-quorum add-controller adds controller 3 through a broker");
             ClusterHarness.waitUntil(() -> describe(admin).voters().stream().map(QuorumInfo.ReplicaState::replicaId).collect(Collectors.toSet())
                 .equals(Set.of(1, 2, 3)), DEADLINE, "three voters");
             three = describe(admin);
