@@ -2,7 +2,6 @@ package io.strata.raft;
 
 import io.strata.common.Time;
 import io.strata.protocol.ApiMessage;
-import io.strata.protocol.ByteBufferWriter;
 import io.strata.protocol.message.ApiMessageType;
 import io.strata.protocol.message.DescribeQuorumResponseData;
 import io.strata.protocol.records.DefaultRecordBatch;
@@ -444,7 +443,7 @@ public final class RaftNode implements AutoCloseable {
             while (nextOffset < highWatermark) {
                 Records records = log.read(nextOffset, READ_BYTES);
                 long before = nextOffset;
-                for (RecordBatch entry : memory(records).batches()) {
+                for (RecordBatch entry : MemoryRecords.of(records).batches()) {
                     DefaultRecordBatch batch = (DefaultRecordBatch) entry;
                     if (batch.lastOffset() < nextOffset) {
                         continue;
@@ -469,15 +468,6 @@ public final class RaftNode implements AutoCloseable {
                     return; // nothing readable yet
                 }
             }
-        }
-
-        private static MemoryRecords memory(Records records) {
-            if (records instanceof MemoryRecords memory) {
-                return memory;
-            }
-            ByteBuffer buffer = ByteBuffer.allocate(records.sizeInBytes());
-            records.writeTo(new ByteBufferWriter(buffer));
-            return MemoryRecords.readableRecords(buffer.flip());
         }
 
         private static byte[] bytes(ByteBuffer value) {

@@ -1,6 +1,5 @@
 package io.strata.raft;
 
-import io.strata.protocol.ByteBufferWriter;
 import io.strata.protocol.Reader;
 import io.strata.protocol.message.KRaftVersionRecord;
 import io.strata.protocol.message.VotersRecord;
@@ -161,7 +160,7 @@ final class VoterSetHistory {
         if (staticVoters) {
             return;
         }
-        for (RecordBatch entry : memory(records).batches()) {
+        for (RecordBatch entry : MemoryRecords.of(records).batches()) {
             DefaultRecordBatch batch = (DefaultRecordBatch) entry;
             if (batch.lastOffset() < nextOffset) {
                 continue;
@@ -216,15 +215,6 @@ final class VoterSetHistory {
         } else if (type == ControlRecordType.KRAFT_VERSION) {
             kraftVersions.put(offset, new KRaftVersionRecord(new Reader(record.value().duplicate()), (short) 0).kRaftVersion());
         }
-    }
-
-    private static MemoryRecords memory(Records records) {
-        if (records instanceof MemoryRecords memory) {
-            return memory;
-        }
-        ByteBuffer buffer = ByteBuffer.allocate(records.sizeInBytes());
-        records.writeTo(new ByteBufferWriter(buffer));
-        return MemoryRecords.readableRecords(buffer.flip());
     }
 
     @Override

@@ -20,6 +20,16 @@ public final class MemoryRecords implements Records {
     }
 
     /** Wraps the remaining bytes of {@code buffer} (shared, not copied). */
+    /** {@code records} as a buffer: itself if it is one, else a copy of its bytes (a file slice read into memory). */
+    public static MemoryRecords of(Records records) {
+        if (records instanceof MemoryRecords memory) {
+            return memory;
+        }
+        java.nio.ByteBuffer buffer = java.nio.ByteBuffer.allocate(records.sizeInBytes());
+        records.writeTo(new io.strata.protocol.ByteBufferWriter(buffer));
+        return readableRecords(buffer.flip());
+    }
+
     public static MemoryRecords readableRecords(ByteBuffer buffer) {
         return new MemoryRecords(buffer.slice());
     }

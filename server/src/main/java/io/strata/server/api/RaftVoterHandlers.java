@@ -66,35 +66,33 @@ final class RaftVoterHandlers {
 
     /** AddRaftVoter on a broker listener: to the active controller, again while a controller says it is not the leader. */
     static ApiHandler forwardAddVoter(BrokerContext context) {
-        ApiHandler local = context.quorum() == null ? null : addVoter(context, context.quorum());
-        return request -> {
-            io.strata.server.cluster.RemoteController forwarder = context.forwarder();
-            if (forwarder == null) {
-                local.handle(request);
-                return;
-            }
-            AddRaftVoterRequestData body = request.body(AddRaftVoterRequestData.class);
-            forwarder.<AddRaftVoterResponseData>call(io.strata.protocol.message.ApiMessageType.ADD_RAFT_VOTER, request.apiVersion(), body,
-                    response -> notTheLeader(response.errorCode()), forwardTimeoutMs(body.timeoutMs()))
-                .whenComplete((response, failure) -> request.respond(failure == null ? response
-                    : addResponse(ControllerErrors.of(failure), failure.getMessage())));
-        };
+        return forward(context, context.quorum() == null ? null : addVoter(context, context.quorum()),
+            io.strata.protocol.message.ApiMessageType.ADD_RAFT_VOTER, AddRaftVoterRequestData.class,
+            body -> forwardTimeoutMs(body.timeoutMs()), AddRaftVoterResponseData::errorCode,
+            failure -> addResponse(ControllerErrors.of(failure), failure.getMessage()));
     }
 
     /** RemoveRaftVoter on a broker listener: to the active controller, as {@link #forwardAddVoter}. */
     static ApiHandler forwardRemoveVoter(BrokerContext context) {
-        ApiHandler local = context.quorum() == null ? null : removeVoter(context, context.quorum());
+        return forward(context, context.quorum() == null ? null : removeVoter(context, context.quorum()),
+            io.strata.protocol.message.ApiMessageType.REMOVE_RAFT_VOTER, RemoveRaftVoterRequestData.class,
+            body -> forwardTimeoutMs(30_000), RemoveRaftVoterResponseData::errorCode,
+            failure -> removeResponse(ControllerErrors.of(failure), failure.getMessage()));
+    }
+
+    /** Sends the request as it came to the active controller (or to {@code local} on a node without one elsewhere). */
+    private static <Q extends io.strata.protocol.ApiMessage, R extends io.strata.protocol.ApiMessage> ApiHandler forward(BrokerContext context,
+            ApiHandler local, io.strata.protocol.message.ApiMessageType api, Class<Q> requestType, java.util.function.ToLongFunction<Q> timeoutMs,
+            java.util.function.Function<R, Short> errorCode, java.util.function.Function<Throwable, R> failed) {
         return request -> {
             io.strata.server.cluster.RemoteController forwarder = context.forwarder();
             if (forwarder == null) {
                 local.handle(request);
                 return;
             }
-            RemoveRaftVoterRequestData body = request.body(RemoveRaftVoterRequestData.class);
-            forwarder.<RemoveRaftVoterResponseData>call(io.strata.protocol.message.ApiMessageType.REMOVE_RAFT_VOTER, request.apiVersion(), body,
-                    response -> notTheLeader(response.errorCode()), forwardTimeoutMs(30_000))
-                .whenComplete((response, failure) -> request.respond(failure == null ? response
-                    : removeResponse(ControllerErrors.of(failure), failure.getMessage())));
+            Q body = request.body(requestType);
+            forwarder.<R>call(api, request.apiVersion(), body, response -> notTheLeader(errorCode.apply(response)), timeoutMs.applyAsLong(body))
+                .whenComplete((response, failure) -> request.respond(failure == null ? response : failed.apply(failure)));
         };
     }
 
