@@ -125,7 +125,9 @@ final class BrokerServer {
         }
         lifecycle = new BrokerLifecycleManager(nodeId, shared.clusterId(), controllerApi, () -> metadata.nextOffset() - 1,
             config.getInt(ServerConfig.BROKER_HEARTBEAT_INTERVAL_MS), time);
-        awaitUnfenced(lifecycle.start(advertisedEndpoints(), config.getString(ServerConfig.RACK)), startNanos);
+        // KIP-966: the epoch the previous run recorded at its clean shutdown tells the controller this restart was clean.
+        awaitUnfenced(lifecycle.start(advertisedEndpoints(), config.getString(ServerConfig.RACK), logManager.previousBrokerEpoch()),
+            startNanos);
         InternalTopic offsetsTopic = new InternalTopic(InternalTopics.CONSUMER_OFFSETS, config.getInt(ServerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
             config.getShort(ServerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR), Map.of(LogConfig.CLEANUP_POLICY, "compact",
                 LogConfig.SEGMENT_BYTES, Integer.toString(config.getInt(ServerConfig.OFFSETS_TOPIC_SEGMENT_BYTES)),
@@ -290,6 +292,8 @@ final class BrokerServer {
                 lifecycle.controlledShutdown(30_000);
             }
             lifecycle.close();
+            // Recorded in the clean-shutdown markers the log manager writes when it closes (Kafka's logManager.shutdown(brokerEpoch)).
+            shared.logManager().setCleanShutdownBrokerEpoch(lifecycle.brokerEpoch());
         }
     }
 

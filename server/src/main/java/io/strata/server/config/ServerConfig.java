@@ -80,6 +80,7 @@ public final class ServerConfig {
     public static final String LOG_CLEANER_IO_MAX_BYTES_PER_SECOND = "log.cleaner.io.max.bytes.per.second";
     public static final String FETCH_MAX_BYTES = "fetch.max.bytes";
     public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
+    public static final String REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS = "replica.high.watermark.checkpoint.interval.ms";
     public static final String FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS = "fetch.purgatory.purge.interval.requests";
     public static final String PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS = "producer.purgatory.purge.interval.requests";
     public static final String MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS = "max.incremental.fetch.session.cache.slots";
@@ -193,6 +194,8 @@ public final class ServerConfig {
                 "read plus written bytes per second of all cleaner threads together")
             .define(FETCH_MAX_BYTES, Type.INT, 57_671_680, ConfigDef.atLeast(1024), "largest fetch response")
             .define(REPLICA_LAG_TIME_MAX_MS, Type.LONG, 30_000L, "ISR lag bound")
+            .define(REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS, Type.LONG, 5_000L,
+                "how often each data directory's replication-offset-checkpoint (the high watermarks) is written")
             .define(FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS, Type.INT, 1000, "fetch purgatory purge interval")
             .define(PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS, Type.INT, 1000, "produce purgatory purge interval")
             .define(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS, Type.INT, 1000, ConfigDef.atLeast(0), "fetch sessions kept")
