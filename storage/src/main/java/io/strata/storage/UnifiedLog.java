@@ -484,9 +484,19 @@ public final class UnifiedLog implements Closeable {
      * @throws ErrorCodeException as listed above
      */
     public LogAppendInfo appendAsFollower(MemoryRecords records) throws IOException {
+        return appendAsFollower(records, Integer.MAX_VALUE);
+    }
+
+    /**
+     * {@link #appendAsFollower(MemoryRecords)} that also refuses, with INVALID_RECORD and nothing
+     * appended, a batch whose partitionLeaderEpoch is above {@code currentLeaderEpoch} (the epoch
+     * the follower fetched in): such a batch would put an epoch no leader has had yet into the
+     * epoch cache (Kafka 4.1+, KAFKA-18723).
+     */
+    public LogAppendInfo appendAsFollower(MemoryRecords records, int currentLeaderEpoch) throws IOException {
         synchronized (lock) {
             checkOpen();
-            List<DefaultRecordBatch> batches = validateFollowerBatches(records);
+            List<DefaultRecordBatch> batches = validateFollowerBatches(records, currentLeaderEpoch);
             if (batches.isEmpty()) {
                 return new LogAppendInfo(-1L, -1L, -1L, -1L, logStartOffset, 0, false);
             }
@@ -506,7 +516,7 @@ public final class UnifiedLog implements Closeable {
     }
 
     /** The complete batches of a follower append, checked as {@link #appendAsFollower} lists. Caller holds the lock. */
-    private List<DefaultRecordBatch> validateFollowerBatches(MemoryRecords records) {
+    private List<DefaultRecordBatch> validateFollowerBatches(MemoryRecords records, int currentLeaderEpoch) {
         List<DefaultRecordBatch> batches = new ArrayList<>();
         try {
             long previousLastOffset = -1L;
@@ -522,6 +532,11 @@ public final class UnifiedLog implements Closeable {
                 if (batch.lastOffset() < batch.baseOffset() || (!batches.isEmpty() && batch.baseOffset() <= previousLastOffset)) {
                     throw new OffsetsOutOfOrderException("out of order offsets in a follower append to " + topicPartition
                         + ": batch " + batch.baseOffset() + ".." + batch.lastOffset() + " after last offset " + previousLastOffset);
+                }
+                if (batch.partitionLeaderEpoch() != io.strata.protocol.records.RecordBatchDescriptor.NO_PARTITION_LEADER_EPOCH && batch.partitionLeaderEpoch() > currentLeaderEpoch) {
+                    throw new ErrorCodeException(ErrorCode.INVALID_RECORD, "batch at offset " + batch.baseOffset() + " of a follower append to "
+                        + topicPartition + " has leader epoch " + batch.partitionLeaderEpoch() + ", above the current leader epoch "
+                        + currentLeaderEpoch);
                 }
                 if (batch.sizeInBytes() > config.segmentBytes) {
                     throw new ErrorCodeException(ErrorCode.RECORD_LIST_TOO_LARGE, "batch of " + batch.sizeInBytes()

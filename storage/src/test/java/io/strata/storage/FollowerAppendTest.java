@@ -259,6 +259,18 @@ class FollowerAppendTest {
     }
 
     @Test
+    void batchOfAnEpochAboveTheCurrentLeaderEpochIsRefused() throws IOException {
+        UnifiedLog follower = open("follower", LogConfig.defaults(), new MockTime(), true).log();
+
+        assertThatThrownBy(() -> follower.appendAsFollower(concat(batchAt(0, 2, "a"), batchAt(1, 3, "b")), 2))
+            .isInstanceOfSatisfying(ErrorCodeException.class, e -> assertThat(e.error()).isEqualTo(ErrorCode.INVALID_RECORD));
+        follower.appendAsFollower(concat(batchAt(0, 2, "a"), batchAt(1, 3, "b")), 3);
+
+        assertThat(follower.logEndOffset()).isEqualTo(2L);
+        assertThat(follower.latestEpoch()).isEqualTo(OptionalInt.of(3));
+    }
+
+    @Test
     void olderEpochInABatchDoesNotRewriteTheCache() throws IOException {
         UnifiedLog follower = open("follower", LogConfig.defaults(), new MockTime(), true).log();
         follower.appendAsFollower(batchAt(0, 3, "a"));
