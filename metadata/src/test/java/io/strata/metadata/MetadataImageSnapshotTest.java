@@ -158,7 +158,33 @@ class MetadataImageSnapshotTest {
         if (random.nextInt(4) == 0) {
             change.setReplicas(TestRecords.list(randomReplicas(random)));
         }
+        // Kafka's tagged fields (reassignment, KIP-966, KIP-704) must survive a snapshot as well.
+        if (random.nextInt(4) == 0) {
+            change.setEligibleLeaderReplicas(randomSubset(current.replicas(), random));
+        }
+        if (random.nextInt(4) == 0) {
+            change.setLastKnownElr(randomSubset(current.replicas(), random));
+        }
+        if (random.nextInt(6) == 0) {
+            change.setAddingReplicas(randomSubset(current.replicas(), random));
+        }
+        if (random.nextInt(6) == 0) {
+            change.setRemovingReplicas(randomSubset(current.replicas(), random));
+        }
+        if (random.nextInt(5) == 0) {
+            change.setLeaderRecoveryState((byte) random.nextInt(2));
+        }
         return change;
+    }
+
+    private static List<Integer> randomSubset(int[] replicas, Random random) {
+        List<Integer> subset = new ArrayList<>();
+        for (int replica : replicas) {
+            if (random.nextBoolean()) {
+                subset.add(replica);
+            }
+        }
+        return subset;
     }
 
     private static int[] randomReplicas(Random random) {
