@@ -262,23 +262,67 @@ public final class ReplicationControl {
      * Records are in topic-name, then partition order.
      */
     public List<PartitionChangeRecord> forUnusableBrokers(MetadataImage image, Set<Integer> brokerIds, Set<Integer> uncleanShutdown) {
-        boolean elr = elrEnabled(image);
         IntPredicate acceptable = acceptableLeaders(image, brokerIds, Set.of());
+        List<Integer> ascending = new ArrayList<>(new java.util.TreeSet<>(brokerIds));
         List<PartitionChangeRecord> records = new ArrayList<>();
         for (TopicImage topic : new TreeMap<>(image.topicsByName()).values()) {
             for (Map.Entry<Integer, PartitionRegistration> entry : new TreeMap<>(topic.partitions()).entrySet()) {
-                PartitionRegistration partition = entry.getValue();
-                boolean touched = (partition.hasLeader() && brokerIds.contains(partition.leader())) || anyIn(partition.isr(), brokerIds)
-                    || (elr && anyIn(partition.elr(), uncleanShutdown));
-                if (!touched) {
-                    continue;
-                }
-                List<Integer> targetIsr = elr ? without(partition.isr(), brokerIds) : shrinkIsrKeepingLast(partition.isr(), brokerIds);
-                builder(image, topic, entry.getKey(), acceptable).setTargetIsr(targetIsr).setUncleanShutdownReplicas(uncleanShutdown)
-                    .build().ifPresent(records::add);
+                leaveOnePartition(image, topic, entry.getKey(), entry.getValue(), ascending, uncleanShutdown, acceptable).ifPresent(records::add);
             }
         }
         return records;
+    }
+
+    /**
+     * The brokers leave one partition one after another in ascending id order, as Kafka's
+     * controller fences brokers one at a time (so with ELR on the ELR is what the sequence of
+     * single departures leaves, and with ELR off the last member kept is the highest id); the
+     * steps are folded into one record from the original registration to the final one. Every
+     * leaving broker is unacceptable as leader from the first step on.
+     */
+    private Optional<PartitionChangeRecord> leaveOnePartition(MetadataImage image, TopicImage topic, int partitionId, PartitionRegistration original,
+                                                             List<Integer> leaving, Set<Integer> uncleanShutdown, IntPredicate acceptable) {
+        boolean elr = elrEnabled(image);
+        int minIsr = effectiveMinIsr(image, topic.name(), original.replicas().length);
+        PartitionRegistration current = original;
+        boolean leaderNamed = false;
+        for (int broker : leaving) {
+            boolean touched = (current.hasLeader() && current.leader() == broker) || current.inIsr(broker)
+                || (elr && uncleanShutdown.contains(broker) && current.inElr(broker));
+            if (!touched) {
+                continue;
+            }
+            List<Integer> targetIsr = without(current.isr(), Set.of(broker));
+            Optional<PartitionChangeRecord> step = new PartitionChangeBuilder(current, topic.id(), partitionId, acceptable, minIsr, elr)
+                .setTargetIsr(targetIsr).setUncleanShutdownReplicas(uncleanShutdown).build();
+            if (step.isPresent()) {
+                leaderNamed |= step.get().leader() != PartitionChangeBuilder.NO_LEADER_CHANGE;
+                current = current.merge(step.get());
+            }
+        }
+        return folded(topic.id(), partitionId, original, current, leaderNamed);
+    }
+
+    /** One change from {@code original} to {@code target} (same replicas and reassignment); Leader named if any step named it. */
+    private static Optional<PartitionChangeRecord> folded(java.util.UUID topicId, int partitionId, PartitionRegistration original,
+                                                          PartitionRegistration target, boolean leaderNamed) {
+        PartitionChangeRecord record = new PartitionChangeRecord().setTopicId(topicId).setPartitionId(partitionId);
+        if (!java.util.Arrays.equals(original.isr(), target.isr())) {
+            record.setIsr(PartitionRegistration.toList(target.isr()));
+        }
+        if (leaderNamed) {
+            record.setLeader(target.leader());
+        }
+        if (!java.util.Arrays.equals(original.elr(), target.elr())) {
+            record.setEligibleLeaderReplicas(PartitionRegistration.toList(target.elr()));
+        }
+        if (!java.util.Arrays.equals(original.lastKnownElr(), target.lastKnownElr())) {
+            record.setLastKnownElr(PartitionRegistration.toList(target.lastKnownElr()));
+        }
+        if (original.leaderRecoveryState() != target.leaderRecoveryState()) {
+            record.setLeaderRecoveryState(target.leaderRecoveryState());
+        }
+        return PartitionChangeBuilder.isNoOp(record) ? Optional.empty() : Optional.of(record);
     }
 
     /** {@link #forUnusableBrokers(MetadataImage, Set, Set)} without unclean shutdowns. */
@@ -335,18 +379,5 @@ public final class ReplicationControl {
             }
         }
         return kept;
-    }
-
-    /** The ISR without {@code leaving}, but never empty: a last member that leaves stays (the highest id among them). */
-    private static List<Integer> shrinkIsrKeepingLast(int[] isr, Set<Integer> leaving) {
-        List<Integer> kept = without(isr, leaving);
-        if (!kept.isEmpty() || isr.length == 0) {
-            return kept;
-        }
-        int lastLeaving = -1;
-        for (int replica : isr) {
-            lastLeaving = Math.max(lastLeaving, replica);
-        }
-        return List.of(lastLeaving);
     }
 }
