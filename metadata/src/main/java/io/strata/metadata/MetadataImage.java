@@ -44,6 +44,9 @@ import java.util.UUID;
  *       LeaderRecoveryState -1); Leader -1 means no leader. A record that names a Leader (even the
  *       current one) bumps the leader epoch; every PartitionChange bumps the partition epoch
  *       ({@link PartitionRegistration#merge}).</li>
+ *   <li>ClearElr: empties the ELR and LastKnownElr of every partition of the named topic (every
+ *       topic for an empty name) that has any, as a PartitionChange would (partition epoch + 1,
+ *       Kafka's replay); an unknown topic name is a replay error.</li>
  *   <li>RegisterController: replaces the controller's entry in {@link #controllers()}.</li>
  *   <li>NoOp: nothing but the offset.</li>
  * </ul>
@@ -191,6 +194,8 @@ public final class MetadataImage {
                 partitionsOf(topic).put(partition.partitionId(), PartitionRegistration.of(partition));
             } else if (record instanceof PartitionChangeRecord change) {
                 applyPartitionChange(change);
+            } else if (record instanceof io.strata.metadata.record.ClearElrRecord clear) {
+                applyClearElr(clear);
             } else if (record instanceof RemoveTopicRecord remove) {
                 TopicImage topic = topicById(remove.topicId());
                 touchedPartitions.remove(topic.id());
@@ -305,6 +310,31 @@ public final class MetadataImage {
                 throw new IllegalStateException("change for unknown partition " + change.partitionId() + " of " + topic.name());
             }
             partitions.put(change.partitionId(), current.merge(change));
+        }
+
+        private void applyClearElr(io.strata.metadata.record.ClearElrRecord clear) {
+            List<TopicImage> topics = new ArrayList<>();
+            if (clear.topicName().isEmpty()) {
+                byName();
+                topics.addAll(byId.values());
+            } else {
+                TopicImage topic = byName().get(clear.topicName());
+                if (topic == null) {
+                    throw new IllegalStateException("ClearElrRecord for unknown topic " + clear.topicName());
+                }
+                topics.add(topic);
+            }
+            for (TopicImage topic : topics) {
+                Map<Integer, PartitionRegistration> current = touchedPartitions.containsKey(topic.id()) ? touchedPartitions.get(topic.id())
+                    : topic.partitions();
+                for (Map.Entry<Integer, PartitionRegistration> entry : new ArrayList<>(current.entrySet())) {
+                    PartitionRegistration partition = entry.getValue();
+                    if (partition.elr().length > 0 || partition.lastKnownElr().length > 0) {
+                        partitionsOf(topic).put(entry.getKey(), partition.merge(new PartitionChangeRecord().setTopicId(topic.id())
+                            .setPartitionId(entry.getKey()).setEligibleLeaderReplicas(List.of()).setLastKnownElr(List.of())));
+                    }
+                }
+            }
         }
 
         private Map<ConfigResource, Map<String, String>> configs() {

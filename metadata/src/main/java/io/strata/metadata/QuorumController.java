@@ -886,11 +886,41 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
                 records.add(new ConfigRecord().setResourceType(change.resource().type()).setResourceName(change.resource().name())
                     .setName(change.name()).setValue(change.value()));
             }
+            records.addAll(clearElrRecords(image(), changes));
             return Outcome.<Void>of(records, null);
         });
     }
 
     // ---------------------------------------------------------------- producer ids
+
+    /**
+     * KIP-966: with ELR on, a change of min.insync.replicas (set or removed, even to the same
+     * value, as Kafka) clears the ELR it may have made unsafe: a topic's change that topic's, the
+     * cluster default's (broker resource "") every topic's. Broker-specific settings do not.
+     */
+    private static List<ApiMessage> clearElrRecords(MetadataImage image, List<ConfigChange> changes) {
+        if (!ReplicationControl.elrEnabled(image)) {
+            return List.of();
+        }
+        java.util.Set<String> topics = new java.util.LinkedHashSet<>();
+        for (ConfigChange change : changes) {
+            if (!change.name().equals(io.strata.storage.LogConfig.MIN_IN_SYNC_REPLICAS)) {
+                continue;
+            }
+            boolean clusterDefault = change.resource().type() == ConfigResource.BROKER && change.resource().name().isEmpty();
+            if (clusterDefault) {
+                return List.of(new io.strata.metadata.record.ClearElrRecord().setTopicName(""));
+            }
+            if (change.resource().type() == ConfigResource.TOPIC && image.topic(change.resource().name()) != null) {
+                topics.add(change.resource().name());
+            }
+        }
+        List<ApiMessage> records = new ArrayList<>();
+        for (String topic : topics) {
+            records.add(new io.strata.metadata.record.ClearElrRecord().setTopicName(topic));
+        }
+        return records;
+    }
 
     @Override
     public CompletableFuture<Long> allocateProducerIds(int brokerId, long brokerEpoch) {

@@ -1,22 +1,9 @@
 package io.strata.metadata;
 
-import io.strata.common.BackgroundErrors;
-import io.strata.common.MockTime;
 import io.strata.protocol.ErrorCode;
 import io.strata.protocol.message.AlterPartitionRequestData;
 import io.strata.protocol.message.AlterPartitionResponseData;
-import io.strata.protocol.message.BrokerHeartbeatRequestData;
 import io.strata.protocol.message.BrokerHeartbeatResponseData;
-import io.strata.protocol.message.BrokerRegistrationRequestData;
-import io.strata.protocol.message.CreateTopicsRequestData;
-import io.strata.raft.FileQuorumStateStore;
-import io.strata.raft.FileRaftLog;
-import io.strata.raft.RaftClient;
-import io.strata.raft.RaftConfig;
-import io.strata.raft.RaftNode;
-import io.strata.storage.LogConfig;
-import io.strata.storage.TopicPartition;
-import io.strata.storage.UnifiedLog;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -27,12 +14,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
-import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -45,78 +27,43 @@ import static org.assertj.core.api.Assertions.assertThat;
  * epoch), an unchanged ISR answered without a record, and KIP-841's leadership moves.
  */
 class AlterPartitionControllerTest {
-    private static final long SESSION_MS = 9_000;
     private static final short V3 = 3;
     private static final String TOPIC = "replicated";
 
     @TempDir
     Path dir;
 
-    private final MockTime time = new MockTime();
-    private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
     private final Map<Integer, Long> epochs = new HashMap<>();
+    private ControllerHarness harness;
     private QuorumController controller;
     private MetadataLoader loader;
-    private RaftNode quorum;
-    private UnifiedLog log;
 
     @BeforeEach
     void start() throws Exception {
-        Path metadataDir = dir.resolve("__cluster_metadata-0");
-        log = UnifiedLog.load(metadataDir, new TopicPartition("__cluster_metadata", 0),
-            LogConfig.of(Map.of(), Map.of(LogConfig.RETENTION_MS, "-1", LogConfig.RETENTION_BYTES, "-1")), time, scheduler,
-            new UnifiedLog.LoadParams(0, 0, false, 86_400_000L, false));
-        loader = new MetadataLoader(1, new BackgroundErrors());
-        controller = new QuorumController(new ControllerSettings(1, 1, (short) 1, true, Map.of(), "cluster", SESSION_MS), Map.of(), time,
-            loader::whenApplied);
-        quorum = new RaftNode(1, Set.of(1), "cluster", RaftConfig.DEFAULTS, new FileRaftLog(log), new FileQuorumStateStore(metadataDir),
-            (destination, api, version, request) -> CompletableFuture.failedFuture(new IllegalStateException("one voter")), time, new Random(1),
-            new RaftClient.Listener() { }, new MetadataCommitListener(loader, controller));
-        controller.start(quorum);
-        waitUntil(controller::isActive, "the controller becomes active");
+        harness = new ControllerHarness(dir, Map.of());
+        controller = harness.controller;
+        loader = harness.loader;
         for (int id = 1; id <= 3; id++) {
-            long epoch = register(id);
+            long epoch = harness.register(id, -1);
             epochs.put(id, epoch);
             assertThat(heartbeat(id, epoch, false, false).isFenced()).isFalse();
         }
-        var created = controller.createTopics(List.of(new CreateTopicsRequestData.CreatableTopic().setName(TOPIC).setNumPartitions(-1)
-            .setReplicationFactor((short) -1).setAssignments(new ArrayList<>(List.of(
-                new CreateTopicsRequestData.CreatableReplicaAssignment().setPartitionIndex(0).setBrokerIds(List.of(1, 2, 3)))))), false)
-            .get(10, TimeUnit.SECONDS);
-        assertThat(created.get(0).errorCode()).isZero();
+        harness.createTopic(TOPIC, List.of(1, 2, 3), Map.of());
         assertThat(partition().isr()).containsExactly(1, 2, 3);
         assertThat(partition().leader()).isEqualTo(1);
     }
 
     @AfterEach
     void stop() throws Exception {
-        quorum.close();
-        controller.close();
-        loader.close();
-        log.close();
-        scheduler.shutdownNow();
+        harness.close();
     }
 
     private static void waitUntil(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
-            Thread.sleep(2);
-        }
-    }
-
-    private long register(int id) throws Exception {
-        BrokerRegistrationRequestData request = new BrokerRegistrationRequestData().setBrokerId(id).setClusterId("cluster")
-            .setIncarnationId(UUID.randomUUID());
-        request.listeners().add(new BrokerRegistrationRequestData.Listener().setName("PLAINTEXT").setHost("127.0.0.1").setPort(9000 + id));
-        var response = controller.registerBroker(request).get(10, TimeUnit.SECONDS);
-        assertThat(response.errorCode()).isZero();
-        return response.brokerEpoch();
+        ControllerHarness.waitUntil(condition, what);
     }
 
     private BrokerHeartbeatResponseData heartbeat(int id, long epoch, boolean shutDown, boolean fence) throws Exception {
-        return controller.brokerHeartbeat(new BrokerHeartbeatRequestData().setBrokerId(id).setBrokerEpoch(epoch)
-            .setCurrentMetadataOffset(loader.nextOffset() - 1).setWantShutDown(shutDown).setWantFence(fence)).get(10, TimeUnit.SECONDS);
+        return harness.heartbeat(id, epoch, shutDown, fence);
     }
 
     private PartitionRegistration partition() {
