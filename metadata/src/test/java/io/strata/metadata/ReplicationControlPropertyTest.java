@@ -135,9 +135,18 @@ class ReplicationControlPropertyTest {
                 return result.response();
             }
             case 2 -> {
-                if (!registration.fenced()) {
-                    records.add(fence(broker, registration.epoch()));
-                    records.addAll(control.forUnusableBrokers(image, Set.of(broker)));
+                // Session expiry may fence several brokers at once.
+                Set<Integer> expired = new java.util.TreeSet<>();
+                expired.add(broker);
+                if (random.nextBoolean()) {
+                    expired.add(1 + random.nextInt(BROKERS));
+                }
+                expired.removeIf(id -> image.brokers().get(id).fenced());
+                for (int id : expired) {
+                    records.add(fence(id, image.brokers().get(id).epoch()));
+                }
+                if (!expired.isEmpty()) {
+                    records.addAll(control.forUnusableBrokers(image, expired));
                 }
             }
             case 3 -> {
