@@ -231,6 +231,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             for (Map.Entry<String, Short> feature : bootstrapFeatures.entrySet()) {
                 records.add(new FeatureLevelRecord().setName(feature.getKey()).setFeatureLevel(feature.getValue()));
             }
+            records.addAll(clusterMinIsrForElr(committed, records));
             write(records, () -> LOG.info("Bootstrapped the cluster's features: {}", bootstrapFeatures), e -> LOG.warn("Could not write the bootstrap features", e));
         }
     }
@@ -588,7 +589,9 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             FeatureUpdates.Result result = FeatureUpdates.validate(updates, image().features(), supported, settings.nodeId());
             if (result.error() == ErrorCode.NONE && !validateOnly) {
                 LOG.info("Finalized features change: {}", updates);
-                return Outcome.of(result.records(), result);
+                List<ApiMessage> records = new ArrayList<>(result.records());
+                records.addAll(clusterMinIsrForElr(image(), records));
+                return Outcome.of(records, result);
             }
             return Outcome.of(List.of(), result);
         });
@@ -891,7 +894,23 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
         });
     }
 
-    // ---------------------------------------------------------------- producer ids
+    /**
+     * KIP-966, as Kafka's controller: when {@code featureRecords} turn ELR on and the cluster has
+     * no cluster-wide min.insync.replicas, one is written with the static default (the broker's
+     * {@code min.insync.replicas}, else 1), so every controller resolves the same min ISR.
+     */
+    private List<ApiMessage> clusterMinIsrForElr(MetadataImage image, List<ApiMessage> featureRecords) {
+        boolean turnsElrOn = featureRecords.stream().anyMatch(record -> record instanceof FeatureLevelRecord level
+            && level.name().equals(ReplicationControl.ELR_FEATURE) && level.featureLevel() >= 1);
+        ConfigResource clusterDefault = ConfigResource.broker("");
+        if (!turnsElrOn || ReplicationControl.elrEnabled(image)
+            || image.configs(clusterDefault).containsKey(io.strata.storage.LogConfig.MIN_IN_SYNC_REPLICAS)) {
+            return List.of();
+        }
+        String value = settings.topicDefaults().getOrDefault(io.strata.storage.LogConfig.MIN_IN_SYNC_REPLICAS, "1");
+        return List.of(new ConfigRecord().setResourceType(ConfigResource.BROKER).setResourceName("")
+            .setName(io.strata.storage.LogConfig.MIN_IN_SYNC_REPLICAS).setValue(value));
+    }
 
     /**
      * KIP-966: with ELR on, a change of min.insync.replicas (set or removed, even to the same
@@ -921,6 +940,8 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
         }
         return records;
     }
+
+    // ---------------------------------------------------------------- producer ids
 
     @Override
     public CompletableFuture<Long> allocateProducerIds(int brokerId, long brokerEpoch) {

@@ -133,6 +133,21 @@ class ElrControllerTest {
         assertThat(partition().partitionEpoch()).as("nothing left to clear: no change").isEqualTo(partitionEpoch + 1);
     }
 
+    @Test
+    void turningElrOnWritesTheClusterMinIsrOnce() throws Exception {
+        assertThat(harness.image().configs(ConfigResource.broker(""))).as("written with the bootstrap features")
+            .containsEntry("min.insync.replicas", "1");
+        try (ControllerHarness upgraded = new ControllerHarness(dir.resolve("upgraded"), Map.of("metadata.version", (short) 33))) {
+            assertThat(ReplicationControl.elrEnabled(upgraded.image())).as("a cluster without the feature keeps ELR off").isFalse();
+            assertThat(upgraded.image().configs(ConfigResource.broker(""))).isEmpty();
+            var result = upgraded.controller.updateFeatures(Map.of(ReplicationControl.ELR_FEATURE, new FeatureUpdates.Update((short) 1, FeatureUpdates.UPGRADE)),
+                Map.of("metadata.version", new short[] {7, 33}, ReplicationControl.ELR_FEATURE, new short[] {0, 1}), false).get(10, TimeUnit.SECONDS);
+            assertThat(result.error()).isEqualTo(io.strata.protocol.ErrorCode.NONE);
+            assertThat(ReplicationControl.elrEnabled(upgraded.image())).isTrue();
+            assertThat(upgraded.image().configs(ConfigResource.broker(""))).containsEntry("min.insync.replicas", "1");
+        }
+    }
+
     private AlterPartitionResponseData.PartitionData alter(int... isr) throws Exception {
         PartitionRegistration current = partition();
         AlterPartitionRequestData.PartitionData data = new AlterPartitionRequestData.PartitionData().setPartitionIndex(0)
