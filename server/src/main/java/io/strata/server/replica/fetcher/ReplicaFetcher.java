@@ -95,6 +95,7 @@ public final class ReplicaFetcher implements AutoCloseable {
     private final LinkedHashMap<TopicPartition, Replica> partitions = new LinkedHashMap<>();
     private InFlight inFlight;
     private long backoffUntilMs = Long.MIN_VALUE;
+    private long requests;
     private long failedRequests;
     private long bytesAppended;
     private volatile Runnable wakeup = () -> { };
@@ -231,6 +232,11 @@ public final class ReplicaFetcher implements AutoCloseable {
         return max;
     }
 
+    /** Requests sent so far (Kafka's FetcherStats RequestsPerSec counts Fetches; this counts every kind). */
+    public synchronized long requests() {
+        return requests;
+    }
+
     /** Requests that got no answer so far. */
     public synchronized long failedRequests() {
         return failedRequests;
@@ -276,6 +282,7 @@ public final class ReplicaFetcher implements AutoCloseable {
             return nextDelayExpiryMs(nowMs);
         }
         inFlight = next;
+        requests++;
         next.future().whenComplete((result, error) -> wakeup.run());
         return next.deadlineMs();
     }

@@ -177,6 +177,17 @@ public final class ReplicaFetcherManager {
         return max;
     }
 
+    /** Kafka's {@code DeadThreadCount}: fetcher threads that ended while their fetcher still runs (a bug; stays 0). */
+    public synchronized int deadThreadCount() {
+        int dead = 0;
+        for (RunningFetcher running : fetchers.values()) {
+            if (running.runner() instanceof ReplicaFetcherThread thread && !thread.isAlive()) {
+                dead++;
+            }
+        }
+        return dead;
+    }
+
     public synchronized int numFetchers() {
         return config.numFetchers();
     }

@@ -117,6 +117,22 @@ class ReplicaFetcherRemoteLeaderTest {
             assertThat(ErrorCode.forCode(earliest.errorCode())).isEqualTo(ErrorCode.NONE);
             assertThat(earliest.offset()).isZero();
         }
+        // Closing an endpoint closes its own connection only: the factory's shared event loop serves the next one.
+        try (LeaderEndpoint another = endpoints.apply(server.nodeId())) {
+            ListOffsetsResponseData offsets = another.listOffsets(new ListOffsetsRequestData().setReplicaId(7).setTimeoutMs(30_000)
+                .setTopics(List.of(new ListOffsetsRequestData.ListOffsetsTopic().setName(TOPIC)
+                    .setPartitions(List.of(new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(0)
+                        .setCurrentLeaderEpoch(leaderEpoch).setTimestamp(ReplicaFetcher.EARLIEST_TIMESTAMP)))))).get(30, TimeUnit.SECONDS);
+            assertThat(ErrorCode.forCode(offsets.topics().get(0).partitions().get(0).errorCode())).isEqualTo(ErrorCode.NONE);
+        }
+    }
+
+    @Test
+    void aLeaderMissingFromTheMetadataFailsTheRequest() {
+        try (RemoteLeaderEndpoint.Factory noAddresses = new RemoteLeaderEndpoint.Factory(7, ReplicaFetcherConfig.defaults(), id -> Optional.empty(),
+                Time.SYSTEM, new Random(7)); LeaderEndpoint leader = noAddresses.apply(5)) {
+            assertThat(leader.fetch(new io.strata.protocol.message.FetchRequestData())).isCompletedExceptionally();
+        }
     }
 
     private UUID createTopicAndProduce(int records) throws Exception {
