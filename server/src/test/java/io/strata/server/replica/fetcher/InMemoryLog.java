@@ -74,8 +74,17 @@ final class InMemoryLog implements FollowerLog {
 
     /** A new leader's epoch start at the log end, before any batch of it (UnifiedLog.maybeAssignEpochStartOffset). */
     synchronized InMemoryLog assignEpoch(int epoch) {
-        epochStarts.put(epoch, logEndOffset);
+        assign(epoch, logEndOffset);
         return this;
+    }
+
+    /** Kafka's LeaderEpochFileCache.assign: a new latest entry replaces entries starting at or after it. */
+    private void assign(int epoch, long startOffset) {
+        if (!epochStarts.isEmpty() && epoch <= epochStarts.lastKey()) {
+            return;
+        }
+        epochStarts.values().removeIf(start -> start >= startOffset);
+        epochStarts.put(epoch, startOffset);
     }
 
     synchronized void setHighWatermark(long offset) {
@@ -216,8 +225,8 @@ final class InMemoryLog implements FollowerLog {
             DefaultRecordBatch stored = DefaultRecordBatch.wrap(copy);
             batches.add(stored);
             int epoch = stored.partitionLeaderEpoch();
-            if (epoch >= 0 && (epochStarts.isEmpty() || epoch > epochStarts.lastKey())) {
-                epochStarts.put(epoch, stored.baseOffset());
+            if (epoch >= 0) {
+                assign(epoch, stored.baseOffset());
             }
             logEndOffset = stored.lastOffset() + 1;
         }
