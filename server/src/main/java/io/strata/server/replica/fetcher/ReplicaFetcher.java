@@ -63,7 +63,7 @@ import java.util.function.Predicate;
  * A request without an answer (connection lost, timed out) backs the whole fetcher off
  * {@code replica.fetch.backoff.ms}.
  *
- * <p>Fairness: a partition that got an answer moves to the end of the request order, so a
+ * <p>Fairness: a partition that got bytes, or an error, moves to the end of the request order, so a
  * response size limit does not starve the partitions listed last (as Kafka's PartitionStates).
  *
  * <p>Thread-safety: every method is synchronized on this fetcher; {@link #poll} never blocks (it
@@ -455,7 +455,14 @@ public final class ReplicaFetcher implements AutoCloseable {
             }
             bytesAppended += records.sizeInBytes();
             long lag = Math.max(0, data.highWatermark() - newLogEndOffset);
-            put(topicPartition, new Replica(log, state.fetched(newLogEndOffset, log.latestEpoch(), lag)));
+            Replica fetched = new Replica(log, state.fetched(newLogEndOffset, log.latestEpoch(), lag));
+            if (records.sizeInBytes() > 0) {
+                put(topicPartition, fetched);
+            } else {
+                // Nothing appended: keep its place (Kafka moves a partition to the end only when it got bytes), so a
+                // partition whose next batch did not fit this answer comes first, where the leader returns a whole batch (KIP-74).
+                partitions.put(topicPartition, fetched);
+            }
         } catch (CorruptRecordException e) {
             LOG.error("{}Found invalid batches for {} at offset {}; retrying in {} ms", logPrefix, topicPartition, state.fetchOffset(),
                 config.fetchBackoffMs(), e);

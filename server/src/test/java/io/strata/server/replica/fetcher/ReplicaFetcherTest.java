@@ -391,6 +391,23 @@ class ReplicaFetcherTest {
     }
 
     @Test
+    void aPartitionThatGotBytesMovesToTheEndOfTheNextRequest() {
+        InMemoryLog leaderLog0 = log(TP).appendBatch(1, 3);
+        InMemoryLog leaderLog1 = log(TP1);
+        FakeLeader leader = new FakeLeader(LEADER_ID);
+        leader.lead(leaderLog0, 1).highWatermark = 3;
+        leader.lead(leaderLog1, 1);
+        ReplicaFetcher fetcher = fetcher(leader, CONFIG);
+        fetcher.addPartitions(new java.util.LinkedHashMap<>(Map.of(TP, new InitialFetchState(TOPIC_ID, LEADER_ID, 1, log(TP)))));
+        fetcher.addPartitions(Map.of(TP1, new InitialFetchState(TOPIC_ID, LEADER_ID, 1, log(TP1))));
+
+        fetcher.poll(nowMs);
+        fetcher.poll(nowMs);
+        assertThat(leader.requestsOf(FetchRequestData.class)).extracting(r -> r.topics().get(0).partitions().stream()
+            .map(FetchRequestData.FetchPartition::partition).toList()).containsExactly(java.util.List.of(0, 1), java.util.List.of(1, 0));
+    }
+
+    @Test
     void anAnswerForARemovedPartitionIsIgnored() {
         InMemoryLog leaderLog = log(TP).appendBatch(1, 3);
         FakeLeader leader = new FakeLeader(LEADER_ID);
