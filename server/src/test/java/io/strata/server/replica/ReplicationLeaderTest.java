@@ -120,7 +120,8 @@ class ReplicationLeaderTest {
         CompletableFuture<FetchPartitionData> result = new CompletableFuture<>();
         LinkedHashMap<TopicPartition, PartitionFetchInfo> infos = new LinkedHashMap<>();
         infos.put(TP, new PartitionFetchInfo(offset, 1 << 20, partition().leaderEpoch(), lastFetchedEpoch, 0L));
-        replicaManager.fetchMessages(FetchParams.follower(maxWaitMs, 1, 1 << 20, replica, brokerEpoch), infos, results -> result.complete(results.get(TP)));
+        replicaManager.fetchMessages(FetchParams.follower(maxWaitMs, 1, 1 << 20, replica, brokerEpoch), infos,
+            results -> result.complete(results.get(TP)));
         return result;
     }
 
