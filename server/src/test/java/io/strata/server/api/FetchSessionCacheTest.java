@@ -25,7 +25,8 @@ class FetchSessionCacheTest {
 
         FetchSessionCache.Session thirdFollower = cache.create(true);
         assertThat(thirdFollower).isNotNull();
-        assertThat(cache.get(follower.id)).as("among followers the least recently used goes").isNull();
-        assertThat(cache.get(secondFollower.id)).isSameAs(secondFollower);
+        // The first follower's session was used after the second's was created: the second is the least recently used.
+        assertThat(cache.get(secondFollower.id)).as("among followers the least recently used goes").isNull();
+        assertThat(cache.get(follower.id)).isSameAs(follower);
     }
 }
