@@ -329,6 +329,41 @@ class PartitionStateTest {
     }
 
     @Test
+    void withFsyncOnAckTheLeaderCountsOnlyWhatItFlushed(@TempDir Path onAckDir) throws Exception {
+        LogManager onAck = new LogManager(new LogManager.Settings(List.of(onAckDir), 1, 300_000L, Long.MAX_VALUE, 0L, 86_400_000L, 600_000L, true),
+            context.time);
+        onAck.startup(topic -> LogConfig.defaults());
+        try {
+            UnifiedLog onAckLog = onAck.getOrCreateLog(TP, Optional.of(TOPIC_ID), LogConfig.defaults());
+            Partition leader = new Partition(TP, TOPIC_ID, onAckLog, context);
+            leader.makeLeader(registration(new int[] {LEADER, FOLLOWER}, new int[] {LEADER, FOLLOWER}, LEADER, 1, 1), context.time.milliseconds());
+            leader.appendRecordsToLeader(records(3), UnifiedLog.AppendOrigin.CLIENT, (short) -1);
+            leader.updateFollowerFetchState(FOLLOWER, 3, 0, context.time.milliseconds(), 3, 10L);
+            assertThat(onAckLog.highWatermark()).as("the follower has it, the leader has not fsynced it").isZero();
+            onAckLog.flush(2);
+            assertThat(leader.onFlushed()).isTrue();
+            assertThat(onAckLog.highWatermark()).isEqualTo(2);
+            onAckLog.flush(3);
+            leader.onFlushed();
+            assertThat(onAckLog.highWatermark()).isEqualTo(3);
+            assertThat(leader.checkEnoughReplicasReachOffset(3)).isEqualTo(ErrorCode.NONE);
+        } finally {
+            onAck.close();
+        }
+    }
+
+    @Test
+    void aFollowerDoesNotAppendOrAcknowledge() throws Exception {
+        partition.makeFollower(registration(new int[] {LEADER, FOLLOWER}, new int[] {LEADER, FOLLOWER}, FOLLOWER, 2, 2));
+        assertThat(partition.role()).isEqualTo(Partition.Role.FOLLOWER);
+        assertThatThrownBy(() -> partition.appendRecordsToLeader(records(1), UnifiedLog.AppendOrigin.CLIENT, (short) 1))
+            .isInstanceOfSatisfying(ErrorCodeException.class, e -> assertThat(e.error()).isEqualTo(ErrorCode.NOT_LEADER_OR_FOLLOWER));
+        assertThat(partition.checkEnoughReplicasReachOffset(0)).isEqualTo(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+        assertThat(partition.leaderEpochStartOffset()).isEqualTo(-1L);
+        assertThat(partition.highWatermarkBelowEpochStart()).isFalse();
+    }
+
+    @Test
     void aReplicaOutsideTheAssignmentIsNotRecorded() {
         leadWith(new int[] {LEADER}, 1, 1);
         assertThat(partition.updateFollowerFetchState(7, 0, 0, context.time.milliseconds(), 0, 70L)).isFalse();

@@ -257,6 +257,17 @@ class ReplicationLeaderTest {
     // ---------------------------------------------------------------- metadata
 
     @Test
+    void anImageWithAnOlderLeaderEpochIsNotApplied() {
+        createTopic(NODE, List.of(1, 2, 3));
+        MetadataImage epochZero = image;
+        change(new PartitionChangeRecord().setLeader(NODE));
+        MetadataImage epochOne = image;
+        replicaManager.publish(epochOne, epochZero.withOffset(epochOne.offset() + 1));
+        assertThat(partition().leaderEpoch()).isEqualTo(1);
+        assertThat(partition().isLeader()).isTrue();
+    }
+
+    @Test
     void theImageHandsFollowersToTheFetchersAndTakesLeadersAndRemovedPartitionsBack() {
         createTopic(2, List.of(1, 2, 3));
         assertThat(partition().role()).isEqualTo(Partition.Role.FOLLOWER);
