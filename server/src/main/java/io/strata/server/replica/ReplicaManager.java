@@ -311,9 +311,11 @@ public final class ReplicaManager implements MetadataPublisher {
     // ---------------------------------------------------------------- metadata changes
 
     /**
-     * Applies an image to the partitions of this node, in Kafka's order: partitions of deleted
+     * Applies an image to the partitions of this node ({@link LocalReplicaChanges}), in Kafka's
+     * order: partitions of deleted
      * topics are removed first (a topic deleted and created again under its name within one
-     * image must keep its new partition); new partitions are created with their role; then
+     * image must keep its new partition); logs whose topic configuration changed get it; new
+     * partitions are created with their role; then
      * existing partitions this node leads ({@link Partition#makeLeader}, their fetchers stopped),
      * then those it follows ({@link Partition#makeFollower}; parked produces and fetches answer
      * NOT_LEADER_OR_FOLLOWER, the fetchers are told of a new leader or epoch), then partitions
@@ -323,60 +325,33 @@ public final class ReplicaManager implements MetadataPublisher {
     @Override
     public void publish(MetadataImage previous, MetadataImage current) {
         image = current;
+        LocalReplicaChanges changes = LocalReplicaChanges.of(previous, current, nodeId);
         List<TopicPartition> removed = new ArrayList<>();
-        for (TopicImage topic : previous.topicsByName().values()) {
-            if (current.topic(topic.id()) == null) {
-                for (int index : topic.partitions().keySet()) {
-                    TopicPartition topicPartition = new TopicPartition(topic.name(), index);
-                    if (removePartition(topicPartition)) {
-                        removed.add(topicPartition);
-                    }
-                }
+        for (TopicPartition topicPartition : changes.deleted()) {
+            if (removePartition(topicPartition)) {
+                removed.add(topicPartition);
             }
         }
-        boolean brokerConfigChanged = DynamicBrokerConfig.changed(previous, current, nodeId);
+        updateChangedConfigs(previous, current);
+        Map<String, LogConfig> configs = new java.util.HashMap<>();
         List<NewPartition> toCreate = new ArrayList<>();
         List<Map.Entry<Partition, PartitionRegistration>> toLead = new ArrayList<>();
         List<Map.Entry<Partition, PartitionRegistration>> toFollow = new ArrayList<>();
-        List<TopicPartition> reassignedAway = new ArrayList<>();
-        for (TopicImage topic : current.topicsByName().values()) {
-            TopicImage before = previous.topic(topic.id());
-            boolean configChanged = brokerConfigChanged
-                || !previous.configs(ConfigResource.topic(topic.name())).equals(current.configs(ConfigResource.topic(topic.name())));
-            if (before == topic && !configChanged) {
-                // An image shares the TopicImage of every topic a batch did not touch: nothing to do for its partitions.
-                continue;
-            }
-            LogConfig config = null;
-            for (Map.Entry<Integer, PartitionRegistration> entry : topic.partitions().entrySet()) {
-                PartitionRegistration registration = entry.getValue();
-                TopicPartition topicPartition = new TopicPartition(topic.name(), entry.getKey());
-                Partition existing = partitions.get(topicPartition);
-                if (!contains(registration.replicas(), nodeId)) {
-                    if (existing != null) {
-                        // Reassigned away: this node is no longer a replica, as Kafka's broker it deletes its copy.
-                        reassignedAway.add(topicPartition);
-                    }
-                    continue;
-                }
-                if (existing == null || before == null) {
-                    if (config == null) {
-                        config = logConfig(current, topic.name());
-                    }
-                    toCreate.add(new NewPartition(topicPartition, topic.id(), registration, config));
-                } else if (registration.leaderEpoch() < existing.leaderEpoch()) {
-                    // Kafka ignores a state change older than what the partition has seen; the partition itself refuses it.
-                    LOG.warn("Ignoring {} for {}: its leader epoch is older than the partition's {}", registration, topicPartition,
-                        existing.leaderEpoch());
-                } else {
-                    (registration.leader() == nodeId ? toLead : toFollow).add(Map.entry(existing, registration));
-                    if (configChanged) {
-                        if (config == null) {
-                            config = logConfig(current, topic.name());
-                        }
-                        existing.log().updateConfig(config);
-                    }
-                }
+        List<LocalReplicaChanges.Change> hosted = new ArrayList<>(changes.leaders());
+        hosted.addAll(changes.followers());
+        for (LocalReplicaChanges.Change change : hosted) {
+            TopicPartition topicPartition = change.topicPartition();
+            PartitionRegistration registration = change.registration();
+            Partition existing = partitions.get(topicPartition);
+            if (existing == null || change.kind() == LocalReplicaChanges.Kind.NEW) {
+                LogConfig config = configs.computeIfAbsent(topicPartition.topic(), topic -> logConfig(current, topic));
+                toCreate.add(new NewPartition(topicPartition, change.topicId(), registration, config));
+            } else if (registration.leaderEpoch() < existing.leaderEpoch()) {
+                // Kafka ignores a state change older than what the partition has seen; the partition itself refuses it.
+                LOG.warn("Ignoring {} for {}: its leader epoch is older than the partition's {}", registration, topicPartition,
+                    existing.leaderEpoch());
+            } else {
+                (registration.leader() == nodeId ? toLead : toFollow).add(Map.entry(existing, registration));
             }
         }
         List<Partition> createdFollowers = java.util.Collections.synchronizedList(new ArrayList<>());
@@ -388,7 +363,8 @@ public final class ReplicaManager implements MetadataPublisher {
         }
         failure = applyLeaders(toLead, failure);
         failure = applyFollowers(toFollow, createdFollowers, failure);
-        for (TopicPartition topicPartition : reassignedAway) {
+        for (TopicPartition topicPartition : changes.reassignedAway()) {
+            // Reassigned away: this node is no longer a replica, as Kafka's broker it deletes its copy.
             if (removePartition(topicPartition)) {
                 removed.add(topicPartition);
             }
@@ -398,6 +374,27 @@ public final class ReplicaManager implements MetadataPublisher {
         }
         if (failure != null) {
             throw failure;
+        }
+    }
+
+    /** The logs of topics whose configuration (or the broker's topic defaults) changed get their new configuration. */
+    private void updateChangedConfigs(MetadataImage previous, MetadataImage current) {
+        boolean brokerConfigChanged = DynamicBrokerConfig.changed(previous, current, nodeId);
+        for (TopicImage topic : current.topicsByName().values()) {
+            ConfigResource resource = ConfigResource.topic(topic.name());
+            if (!brokerConfigChanged && previous.configs(resource).equals(current.configs(resource))) {
+                continue;
+            }
+            LogConfig config = null;
+            for (int index : topic.partitions().keySet()) {
+                Partition existing = partitions.get(new TopicPartition(topic.name(), index));
+                if (existing != null) {
+                    if (config == null) {
+                        config = logConfig(current, topic.name());
+                    }
+                    existing.log().updateConfig(config);
+                }
+            }
         }
     }
 
