@@ -113,6 +113,7 @@ final class BrokerServer {
         replicaManager = new ReplicaManager(nodeId, logManager, topicDefaults, time, producePurgatory, fetchPurgatory);
         replicaManager.setTopicMetrics(shared.metrics().topicMetrics());
         replicaManager.setBackgroundErrors(backgroundErrors);
+        replicaManager.startIsrShrinkTask(config.getLong(ServerConfig.REPLICA_LAG_TIME_MAX_MS));
         metadata.addPublisher(replicaManager);
         metadata.addPublisher(this::applyDynamicCleanerConfig);
         metadata.startPublishing().get();
