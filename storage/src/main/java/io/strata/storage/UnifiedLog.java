@@ -1133,6 +1133,9 @@ public final class UnifiedLog implements Closeable {
                 throw new IllegalArgumentException("cannot truncate " + topicPartition + " to negative offset " + targetOffset);
             }
             if (targetOffset >= logEnd.messageOffset()) {
+                // Nothing to cut, but an epoch this replica assigned as a leader that wrote nothing may start at the log end:
+                // a follower truncating to the leader's end of that epoch must lose it, or it diverges again (KAFKA-10706).
+                epochCache.truncateFromEnd(targetOffset);
                 return;
             }
             truncationCount++;

@@ -195,6 +195,11 @@ public final class ReplicaManager implements MetadataPublisher {
         }
     }
 
+    /** A follower's high watermark moved (its fetcher applied the leader's): consumer fetches waiting on this replica may answer. */
+    public void onFollowerHighWatermark(TopicPartition topicPartition) {
+        fetchPurgatory.checkAndComplete(topicPartition);
+    }
+
     private void onFlushed(TopicPartition topicPartition) {
         fetchPurgatory.checkAndComplete(topicPartition);
         producePurgatory.checkAndComplete(topicPartition);
@@ -326,11 +331,12 @@ public final class ReplicaManager implements MetadataPublisher {
     public void publish(MetadataImage previous, MetadataImage current) {
         image = current;
         LocalReplicaChanges changes = LocalReplicaChanges.of(previous, current, nodeId);
-        List<TopicPartition> removed = new ArrayList<>();
+        // Fetchers stop before a log goes: once unfollow returns none appends to it.
+        if (!changes.deleted().isEmpty()) {
+            followerFetching.unfollow(changes.deleted());
+        }
         for (TopicPartition topicPartition : changes.deleted()) {
-            if (removePartition(topicPartition)) {
-                removed.add(topicPartition);
-            }
+            removePartition(topicPartition);
         }
         updateChangedConfigs(previous, current);
         Map<String, LogConfig> configs = new java.util.HashMap<>();
@@ -363,14 +369,12 @@ public final class ReplicaManager implements MetadataPublisher {
         }
         failure = applyLeaders(toLead, failure);
         failure = applyFollowers(toFollow, createdFollowers, failure);
+        if (!changes.reassignedAway().isEmpty()) {
+            followerFetching.unfollow(changes.reassignedAway());
+        }
         for (TopicPartition topicPartition : changes.reassignedAway()) {
             // Reassigned away: this node is no longer a replica, as Kafka's broker it deletes its copy.
-            if (removePartition(topicPartition)) {
-                removed.add(topicPartition);
-            }
-        }
-        if (!removed.isEmpty()) {
-            followerFetching.unfollow(removed);
+            removePartition(topicPartition);
         }
         if (failure != null) {
             throw failure;
@@ -399,23 +403,25 @@ public final class ReplicaManager implements MetadataPublisher {
     }
 
     private RuntimeException applyLeaders(List<Map.Entry<Partition, PartitionRegistration>> toLead, RuntimeException failure) {
-        long nowMs = time.milliseconds();
         List<TopicPartition> newLeaders = new ArrayList<>();
+        for (Map.Entry<Partition, PartitionRegistration> entry : toLead) {
+            if (!entry.getKey().isLeader()) {
+                newLeaders.add(entry.getKey().topicPartition());
+            }
+        }
+        if (!newLeaders.isEmpty()) {
+            // Before makeLeader: once unfollow returns no fetcher appends, so the epoch starts at the final log end (Kafka's order).
+            followerFetching.unfollow(newLeaders);
+        }
+        long nowMs = time.milliseconds();
         for (Map.Entry<Partition, PartitionRegistration> entry : toLead) {
             Partition partition = entry.getKey();
             try {
-                boolean wasLeader = partition.isLeader();
                 partition.makeLeader(entry.getValue(), nowMs);
-                if (!wasLeader) {
-                    newLeaders.add(partition.topicPartition());
-                }
             } catch (RuntimeException e) {
                 LOG.error("Could not make broker {} the leader of {} with {}", nodeId, partition.topicPartition(), entry.getValue(), e);
                 failure = failure == null ? e : failure;
             }
-        }
-        if (!newLeaders.isEmpty()) {
-            followerFetching.unfollow(newLeaders);
         }
         return failure;
     }
