@@ -75,8 +75,8 @@ class ReplicationFaultTest {
         }
     }
 
-    /** One acknowledged write: its value and the offset the leader gave it. */
-    private record Ack(String value, long offset) {
+    /** One acknowledged write: its value, the offset the leader gave it, and when it was sent (System.nanoTime). */
+    private record Ack(String value, long offset, long sentNanos) {
     }
 
     @Test
@@ -99,7 +99,7 @@ class ReplicationFaultTest {
                     Map<Integer, Integer> before = counts(acked);
                     long killedAt = System.nanoTime();
                     cluster.node(victim).kill9();
-                    long firstAck = awaitFirstAckAfter(acked, before, killedAt, "an ack on partition 0 after kill -9 of leader " + victim);
+                    long firstAck = awaitFirstAckAfter(acked, killedAt, "an ack on partition 0 after kill -9 of leader " + victim);
                     awaitAcksAfter(acked, before, "acks after kill -9 of leader " + victim + " (round " + round + ")");
                     System.out.printf("round %d: kill -9 of leader %d: next ack on partition 0 after %d ms%n", round, victim, firstAck);
                     cluster.node(victim).start();
@@ -110,7 +110,7 @@ class ReplicationFaultTest {
                     long pausedAt = System.nanoTime();
                     cluster.node(victim).pause();
                     try {
-                        firstAck = awaitFirstAckAfter(acked, before, pausedAt, "an ack on partition 0 after SIGSTOP of leader " + victim);
+                        firstAck = awaitFirstAckAfter(acked, pausedAt, "an ack on partition 0 after SIGSTOP of leader " + victim);
                         awaitAcksAfter(acked, before, "acks after SIGSTOP of leader " + victim + " (round " + round + ")");
                         System.out.printf("round %d: SIGSTOP of leader %d: next ack on partition 0 after %d ms%n", round, victim, firstAck);
                     } finally {
@@ -148,6 +148,7 @@ class ReplicationFaultTest {
                     }
                     String value = partition + "-" + next[partition]++;
                     int p = partition;
+                    long sentNanos = System.nanoTime();
                     producer.send(new ProducerRecord<>(TOPIC, partition, null, value), (metadata, exception) -> {
                         inFlight.release();
                         if (exception != null) {
@@ -155,7 +156,8 @@ class ReplicationFaultTest {
                             LOG.warn("write {} failed: {}", value, exception.toString());
                             return;
                         }
-                        acked.computeIfAbsent(p, k -> java.util.Collections.synchronizedList(new ArrayList<>())).add(new Ack(value, metadata.offset()));
+                        acked.computeIfAbsent(p, k -> java.util.Collections.synchronizedList(new ArrayList<>()))
+                            .add(new Ack(value, metadata.offset(), sentNanos));
                         ackCount.incrementAndGet();
                     });
                 }
@@ -186,10 +188,22 @@ class ReplicationFaultTest {
         }, DEADLINE, what);
     }
 
-    /** Waits for the first acknowledgement on partition 0 after {@code before}; returns the milliseconds since {@code sinceNanos}. */
-    private static long awaitFirstAckAfter(Map<Integer, List<Ack>> acked, Map<Integer, Integer> before, long sinceNanos, String what)
-        throws InterruptedException {
-        ClusterHarness.waitUntil(() -> counts(acked).get(0) > before.get(0), DEADLINE, what);
+    /**
+     * Waits for the acknowledgement of a write to partition 0 sent after {@code sinceNanos} (acks of
+     * writes already in flight at the fault do not count); returns the milliseconds since then.
+     */
+    private static long awaitFirstAckAfter(Map<Integer, List<Ack>> acked, long sinceNanos, String what) throws InterruptedException {
+        ClusterHarness.waitUntil(() -> {
+            List<Ack> acks = acked.get(0);
+            synchronized (acks) {
+                for (int i = acks.size() - 1; i >= 0; i--) {
+                    if (acks.get(i).sentNanos() > sinceNanos) {
+                        return true;
+                    }
+                }
+            }
+            return false;
+        }, DEADLINE, what);
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sinceNanos);
     }
 
