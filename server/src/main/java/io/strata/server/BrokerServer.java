@@ -221,6 +221,8 @@ final class BrokerServer {
             request -> controllerApi.alterPartition(request, AlterPartitionManager.REQUEST_VERSION), logManager.scheduler(), time);
         alterPartitionManager.setBackgroundErrors(backgroundErrors);
         replicaManager.setIsrChangeSubmitter(alterPartitionManager);
+        // KIP-966 strict min ISR: while ELR is on, a leader's high watermark waits for min.insync.replicas members of the ISR.
+        replicaManager.setStrictMinIsr(() -> io.strata.metadata.ReplicationControl.elrEnabled(metadata.image()));
         String listener = config.interBrokerListenerName();
         ReplicaFetcherConfig fetcherConfig = ReplicaFetcherConfig.from(config);
         RemoteLeaderEndpoint.Factory endpoints = new RemoteLeaderEndpoint.Factory(nodeId, fetcherConfig, leaderId -> {

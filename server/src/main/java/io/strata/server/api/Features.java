@@ -37,14 +37,14 @@ public final class Features {
         // transaction.version 2 is transactions v2 (KIP-890 part 2): Produce v12, TxnOffsetCommit v5 and EndTxn v5 with an epoch bump
         // per transaction. Level 1 (KIP-890 part 1 verification) needs no client change and is served at every level.
         supported.put(TRANSACTION_VERSION, new short[] {0, 2});
-        // eligible.leader.replicas.version 1 is KIP-966: the controller keeps ELR and elects from it (ReplicationControl). Kafka 4.4
-        // finalizes 1 on new clusters; Strata does not yet, because ELR is only safe once partition leaders keep the high
-        // watermark still while the ISR is below min.insync.replicas (strict min ISR, KAFKA-15583), which the replication
-        // leader side brings. Until then an operator may finalize it with UpdateFeatures.
+        // eligible.leader.replicas.version 1 is KIP-966: the controller keeps ELR and elects from it (ReplicationControl), and
+        // partition leaders keep the high watermark still while the ISR is below min.insync.replicas (strict min ISR,
+        // KAFKA-15583). Finalized on new clusters, as Kafka 4.4 does; a cluster created before keeps 0 until UpdateFeatures.
         supported.put(ELIGIBLE_LEADER_REPLICAS_VERSION, new short[] {0, 1});
         bootstrap.put(METADATA_VERSION, (short) 33);
         bootstrap.put(GROUP_VERSION, (short) 1);
         bootstrap.put(TRANSACTION_VERSION, (short) 2);
+        bootstrap.put(ELIGIBLE_LEADER_REPLICAS_VERSION, (short) 1);
     }
 
     public Map<String, short[]> supported() {
