@@ -181,7 +181,9 @@ class ConfigApisTest {
         assertThat(config.get("num.io.threads").isReadOnly()).isFalse();
         assertThat(config.get("num.network.threads").isReadOnly()).isTrue();
 
-        assertThat(describe(broker("")).entries()).isEmpty();
+        // The only cluster default of a new cluster: min.insync.replicas, written when ELR was finalized (KIP-966, as Kafka 4.4).
+        assertThat(describe(broker("")).entries()).extracting(ConfigEntry::name, ConfigEntry::value, ConfigEntry::source)
+            .containsExactly(tuple("min.insync.replicas", "1", ConfigEntry.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
         // Admin sends a broker resource to that broker, so only a raw request can ask this node about another.
         DescribeConfigsRequestData request = new DescribeConfigsRequestData();
         for (String name : List.of("2", "one")) {
@@ -359,7 +361,8 @@ class ConfigApisTest {
             tuple("log.retention.hours", "168", ConfigEntry.ConfigSource.DEFAULT_CONFIG));
         assertThat(broker.log("inherits", 0).config().retentionMs).isEqualTo(7_200_000L);
         assertThat(describe(broker("")).entries()).extracting(ConfigEntry::name, ConfigEntry::value, ConfigEntry::source)
-            .containsExactly(tuple("log.retention.ms", "7200000", ConfigEntry.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
+            .containsExactly(tuple("log.retention.ms", "7200000", ConfigEntry.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+                tuple("min.insync.replicas", "1", ConfigEntry.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
 
         alter(broker("1"), op("log.retention.ms", "3600000", AlterConfigOp.OpType.SET));
 
@@ -388,7 +391,7 @@ class ConfigApisTest {
         assertRefused(broker("1"), InvalidRequestException.class, op("log.retention.ms", "1", AlterConfigOp.OpType.APPEND));
         assertRefused(broker(""), InvalidRequestException.class, op("log.segment.bytes", "1", AlterConfigOp.OpType.SET));
         Collection<ConfigEntry> defaults = describe(broker("")).entries();
-        assertThat(defaults).isEmpty();
+        assertThat(defaults).extracting(ConfigEntry::name, ConfigEntry::value, ConfigEntry::source).containsExactly(tuple("min.insync.replicas", "1", ConfigEntry.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
         assertThat(describe(broker("1")).get("log.retention.hours").value()).isEqualTo("168");
     }
 

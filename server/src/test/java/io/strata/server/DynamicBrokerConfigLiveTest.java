@@ -281,6 +281,8 @@ class DynamicBrokerConfigLiveTest {
         assertThatThrownBy(() -> set(THIS_BROKER, "log.dirs", "/elsewhere")).cause().isInstanceOf(InvalidRequestException.class)
             .hasMessageContaining("Cannot update these configs dynamically: Set(log.dirs)");
         assertThat(broker.server().metadata().image().configs(io.strata.metadata.ConfigResource.broker(THIS_BROKER))).isEmpty();
-        assertThat(broker.server().metadata().image().configs(io.strata.metadata.ConfigResource.broker(CLUSTER_DEFAULT))).isEmpty();
+        // Only what ELR's bootstrap wrote (KIP-966): none of the refused changes.
+        assertThat(broker.server().metadata().image().configs(io.strata.metadata.ConfigResource.broker(CLUSTER_DEFAULT)))
+            .isEqualTo(java.util.Map.of("min.insync.replicas", "1"));
     }
 }
