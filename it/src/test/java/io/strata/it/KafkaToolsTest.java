@@ -144,7 +144,8 @@ class KafkaToolsTest {
             put("TopicId", topicId);
             put("PartitionCount", "3");
             put("ReplicationFactor", "1");
-            put("Configs", "retention.ms=1000000");
+            // min.insync.replicas: the cluster default a new cluster gets with ELR (KIP-966), listed as Kafka 4.4 lists it.
+            put("Configs", "min.insync.replicas=1,retention.ms=1000000");
         }});
         assertThat(described.subList(1, described.size())).hasSize(3);
         for (int partition = 0; partition < 3; partition++) {
@@ -201,7 +202,8 @@ class KafkaToolsTest {
         ok(ConfigCommand::main, "--alter", "--entity-type", "brokers", "--entity-default", "--add-config", "log.retention.ms=4000000");
         assertThat(ok(ConfigCommand::main, "--describe", "--entity-type", "brokers", "--entity-default").lines()).containsExactly(
             "Default configs for brokers in the cluster are:",
-            "  log.retention.ms=4000000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=4000000}");
+            "  log.retention.ms=4000000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=4000000}",
+            "  min.insync.replicas=1 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:min.insync.replicas=1}");
         // The cluster default lists only cluster-default synonyms (Kafka's ConfigHelper filters the others out); the per-broker value wins over the cluster default, and both are listed, most specific first.
         assertThat(ok(ConfigCommand::main, "--describe", "--entity-type", "brokers", "--entity-name", "1").lines()).containsExactly(
             "Dynamic configs for broker 1 are:",
@@ -236,6 +238,7 @@ class KafkaToolsTest {
                 + "STATIC_BROKER_CONFIG:num.io.threads=4, DEFAULT_CONFIG:num.io.threads=8}");
         assertThat(ok(ConfigCommand::main, "--describe", "--entity-type", "brokers", "--entity-default").lines()).containsExactly(
             "Default configs for brokers in the cluster are:",
+            "  min.insync.replicas=1 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:min.insync.replicas=1}",
             "  num.io.threads=6 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:num.io.threads=6}");
 
         ok(ConfigCommand::main, "--alter", "--entity-type", "brokers", "--entity-name", "1", "--delete-config",
@@ -244,7 +247,7 @@ class KafkaToolsTest {
         ok(ConfigCommand::main, "--alter", "--entity-type", "brokers", "--entity-default", "--delete-config", "num.io.threads");
         assertThat(server.server().requestHandlerPool().threadCount()).isEqualTo(4);
         assertThat(ok(ConfigCommand::main, "--describe", "--entity-type", "brokers", "--entity-default").lines())
-            .containsExactly("Default configs for brokers in the cluster are:");
+            .containsExactly("Default configs for brokers in the cluster are:", "  min.insync.replicas=1 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:min.insync.replicas=1}");
 
         // A key Kafka changes dynamically but whose subsystem Strata lacks: refused with the reason, nothing stored.
         KafkaTool.Result fetchers = KafkaTool.run(ConfigCommand::main, withBootstrap("--alter", "--entity-type", "brokers",
