@@ -360,7 +360,8 @@ public final class Partition {
             if (log.highWatermark() < requiredOffset) {
                 return null;
             }
-            return partitionState.isr().size() >= effectiveMinIsr() ? ErrorCode.NONE : ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+            // The maximal ISR, as Kafka: a member being added already holds back the high watermark that covered the write.
+            return partitionState.maximalIsr().size() >= effectiveMinIsr() ? ErrorCode.NONE : ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND;
         } finally {
             leaderIsrUpdateLock.readLock().unlock();
         }
@@ -436,6 +437,7 @@ public final class Partition {
             return;
         }
         PartitionState.PendingExpand pending;
+        AlterPartitionRequestData.PartitionData change;
         leaderIsrUpdateLock.writeLock().lock();
         try {
             if (!needsExpand(replica)) {
@@ -443,12 +445,13 @@ public final class Partition {
             }
             pending = new PartitionState.PendingExpand(partitionState.isr(), replica.brokerId(), partitionState.leaderRecoveryState());
             partitionState = pending;
+            change = alterPartitionRequest(pending, pending.proposedIsr());
         } finally {
             leaderIsrUpdateLock.writeLock().unlock();
         }
         LOG.info("Expanding the ISR of {} from {} to {} (leader epoch {}, partition epoch {})", topicPartition, pending.isr(),
-            pending.proposedIsr(), leaderEpoch, partitionEpoch);
-        submit(pending, pending.proposedIsr());
+            pending.proposedIsr(), change.leaderEpoch(), change.partitionEpoch());
+        submit(pending, change);
     }
 
     private boolean needsExpand(RemoteReplica replica) {
@@ -474,6 +477,7 @@ public final class Partition {
             return false;
         }
         PartitionState.PendingShrink pending;
+        AlterPartitionRequestData.PartitionData change;
         leaderIsrUpdateLock.writeLock().lock();
         try {
             Set<Integer> outOfSync = outOfSyncReplicas(nowMs);
@@ -482,12 +486,13 @@ public final class Partition {
             }
             pending = new PartitionState.PendingShrink(partitionState.isr(), outOfSync, partitionState.leaderRecoveryState());
             partitionState = pending;
+            change = alterPartitionRequest(pending, pending.proposedIsr());
         } finally {
             leaderIsrUpdateLock.writeLock().unlock();
         }
         LOG.info("Shrinking the ISR of {} from {} to {}: {} out of sync (leader end offset {}, high watermark {})", topicPartition,
             pending.isr(), pending.proposedIsr(), pending.outOfSync(), log.logEndOffset(), log.highWatermark());
-        submit(pending, pending.proposedIsr());
+        submit(pending, change);
         return true;
     }
 
@@ -511,7 +516,13 @@ public final class Partition {
         return outOfSync;
     }
 
-    private void submit(PartitionState pending, Set<Integer> proposedIsr) {
+    /**
+     * The AlterPartition entry of {@code pending}, built under the write lock together with the
+     * pending state (Kafka's prepareIsrExpand / prepareIsrShrink): the leader epoch, partition epoch
+     * and members' broker epochs are those the proposal was made against, so an image applied
+     * before it is sent cannot make a stale proposal look current to the controller.
+     */
+    private AlterPartitionRequestData.PartitionData alterPartitionRequest(PartitionState pending, Set<Integer> proposedIsr) {
         AlterPartitionRequestData.PartitionData change = new AlterPartitionRequestData.PartitionData()
             .setPartitionIndex(topicPartition.partition())
             .setLeaderEpoch(leaderEpoch)
@@ -522,6 +533,11 @@ public final class Partition {
             long brokerEpoch = replica == null ? RemoteReplica.NO_BROKER_EPOCH : replica.brokerEpoch();
             change.newIsrWithEpochs().add(new AlterPartitionRequestData.BrokerState().setBrokerId(member).setBrokerEpoch(brokerEpoch));
         }
+        return change;
+    }
+
+    /** Sends {@code change} (outside the partition's locks) and applies the answer to {@code pending}. */
+    private void submit(PartitionState pending, AlterPartitionRequestData.PartitionData change) {
         try {
             context.submitIsrChange(topicPartition, topicId, change).whenComplete((answer, failure) -> {
                 if (failure != null) {
@@ -576,7 +592,8 @@ public final class Partition {
                     }
                 }
                 case INVALID_UPDATE_VERSION, FENCED_LEADER_EPOCH, NEW_LEADER_ELECTED, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION,
-                     NOT_LEADER_OR_FOLLOWER -> {
+                     NOT_LEADER_OR_FOLLOWER, INVALID_REQUEST -> {
+                    // INVALID_REQUEST too, as Kafka: the same proposal would be refused again until the image changes it.
                     LOG.info("The controller refused the ISR change {} of {} with {}; waiting for the metadata image", sent, topicPartition, error);
                     partitionState = new PartitionState.Committed(sent.isr(), sent.leaderRecoveryState());
                     awaitingImage = true;

@@ -959,6 +959,11 @@ public final class ReplicaManager implements MetadataPublisher {
         UnifiedLog log = partition.log();
         try {
             partition.checkLeaderEpoch(info.currentLeaderEpoch());
+            if (params.isFromFollower() && partition.remoteReplica(params.replicaId()) == null) {
+                // Kafka 4's followerReplicaOrThrow: a replica this leader does not know (yet) reads nothing above the high watermark.
+                throw new ErrorCodeException(info.currentLeaderEpoch() >= 0 ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                    "Replica " + params.replicaId() + " is not a replica of " + topicPartition + " on its leader " + nodeId);
+            }
             if (info.lastFetchedEpoch() >= 0) {
                 FetchPartitionData diverging = FollowerFetch.divergingEpoch(partition, info);
                 if (diverging != null) {
