@@ -15,7 +15,8 @@ import java.util.function.IntPredicate;
  * does.
  *
  * <p>Not thread-safe: owned by the controller's event thread. Every operation is O(1) except
- * {@link #expired}, a scan of the registered brokers (a cluster has at most some thousands).
+ * {@link #expired} and {@link #connectionClosed}, scans of the registered brokers (a cluster has
+ * at most some thousands; connections close rarely).
  *
  * <p>Rules:
  * <ul>
@@ -26,6 +27,13 @@ import java.util.function.IntPredicate;
  *   <li>Contact is any heartbeat that reached the controller, including one whose reply timed
  *       out in an overloaded controller's queue: the caller {@link #touch}es on receipt, not on
  *       completion (KAFKA-15019: a busy controller fenced live brokers).</li>
+ *   <li>Dead-broker fast path (a Strata addition, not Kafka's): a contact may name the connection
+ *       that carried it. When that connection closes ({@link #connectionClosed}) while it is still
+ *       the broker's latest one, the broker becomes <em>suspect</em> from then; a suspect broker
+ *       with no contact for {@code disconnectFenceMs} after that is expired as if its session had
+ *       ended (a killed process closes its sockets at once, a live one reconnects and heartbeats
+ *       within the grace). Any contact clears the suspicion; a close of an older connection does
+ *       nothing. A grace of 0 turns the fast path off: only sessions expire, as in Kafka.</li>
  *   <li>A controller that becomes active starts every registered broker on a full session from
  *       then with {@link #resetAll}, whether or not the broker has heartbeated to it
  *       (KAFKA-13841: brokers registered before the failover and never heard from again were
@@ -42,12 +50,18 @@ public final class BrokerHeartbeatManager {
         long lastContactMs;
         final long catchUpTargetOffset;
         boolean reportedExpired;
+        /** The connection of the latest contact, or null if it named none. */
+        Object lastConnection;
+        /** When the latest contact's connection closed; {@link #NOT_SUSPECT} while the broker is not suspect. */
+        long suspectSinceMs = NOT_SUSPECT;
 
         Session(long lastContactMs, long catchUpTargetOffset) {
             this.lastContactMs = lastContactMs;
             this.catchUpTargetOffset = catchUpTargetOffset;
         }
     }
+
+    private static final long NOT_SUSPECT = Long.MIN_VALUE;
 
     private final Map<Integer, Session> sessions = new HashMap<>();
 
@@ -64,9 +78,50 @@ public final class BrokerHeartbeatManager {
      * broker that is not registered here is a bug of the caller (it validates the broker epoch first).
      */
     public void touch(int brokerId, long nowMs) {
+        touch(brokerId, nowMs, null);
+    }
+
+    /**
+     * {@link #touch(int, long)} by a contact that came over {@code connection} (any value with
+     * equality, e.g. the network layer's connection id; null for none): the broker's suspicion,
+     * if any, is cleared, and a later {@link #connectionClosed} of this connection makes it
+     * suspect again.
+     */
+    public void touch(int brokerId, long nowMs, Object connection) {
         Session session = sessionOrThrow(brokerId, "touch");
         session.lastContactMs = Math.max(session.lastContactMs, nowMs);
         session.reportedExpired = false;
+        session.lastConnection = connection;
+        session.suspectSinceMs = NOT_SUSPECT;
+    }
+
+    /**
+     * {@code connection} closed at {@code nowMs}: every broker whose latest contact came over it
+     * becomes suspect (see the class rules), in ascending id order. Closing a connection no
+     * broker's latest contact came over (an older one, or one never named) changes nothing, and
+     * a second close of the same connection keeps the first suspicion time.
+     */
+    public List<Integer> connectionClosed(Object connection, long nowMs) {
+        if (connection == null) {
+            throw new IllegalArgumentException("connection must not be null: nowMs=" + nowMs);
+        }
+        List<Integer> suspects = new ArrayList<>();
+        for (Map.Entry<Integer, Session> entry : sessions.entrySet()) {
+            Session session = entry.getValue();
+            if (connection.equals(session.lastConnection)) {
+                if (session.suspectSinceMs == NOT_SUSPECT) {
+                    session.suspectSinceMs = nowMs;
+                }
+                suspects.add(entry.getKey());
+            }
+        }
+        suspects.sort(null);
+        return suspects;
+    }
+
+    /** True while the broker's latest connection has closed and it has not been heard from since. */
+    public boolean isSuspect(int brokerId) {
+        return sessionOrThrow(brokerId, "read the suspicion of").suspectSinceMs != NOT_SUSPECT;
     }
 
     /** The broker was unregistered: forget it. */
@@ -85,13 +140,27 @@ public final class BrokerHeartbeatManager {
      * or registered again.
      */
     public List<Integer> expired(long nowMs, long sessionTimeoutMs, IntPredicate fencingCandidate) {
+        return expired(nowMs, sessionTimeoutMs, 0, fencingCandidate);
+    }
+
+    /**
+     * The fencing candidates whose session ended by {@code nowMs}, or who have been suspect for
+     * more than {@code disconnectFenceMs} (0: suspicion never expires a broker), in ascending id
+     * order; each is reported once until touched or registered again.
+     */
+    public List<Integer> expired(long nowMs, long sessionTimeoutMs, long disconnectFenceMs, IntPredicate fencingCandidate) {
         if (sessionTimeoutMs <= 0) {
             throw new IllegalArgumentException("sessionTimeoutMs must be positive: sessionTimeoutMs=" + sessionTimeoutMs);
+        }
+        if (disconnectFenceMs < 0) {
+            throw new IllegalArgumentException("disconnectFenceMs must be 0 (off) or positive: disconnectFenceMs=" + disconnectFenceMs);
         }
         List<Integer> expired = new ArrayList<>();
         for (Map.Entry<Integer, Session> entry : sessions.entrySet()) {
             Session session = entry.getValue();
-            if (!session.reportedExpired && nowMs - session.lastContactMs > sessionTimeoutMs && fencingCandidate.test(entry.getKey())) {
+            boolean ended = nowMs - session.lastContactMs > sessionTimeoutMs
+                || disconnectFenceMs > 0 && session.suspectSinceMs != NOT_SUSPECT && nowMs - session.suspectSinceMs > disconnectFenceMs;
+            if (!session.reportedExpired && ended && fencingCandidate.test(entry.getKey())) {
                 session.reportedExpired = true;
                 expired.add(entry.getKey());
             }
@@ -102,7 +171,12 @@ public final class BrokerHeartbeatManager {
 
     /** {@link #expired(long, long, IntPredicate)} with the brokers unfenced in {@code image} as the candidates. */
     public List<Integer> expired(long nowMs, long sessionTimeoutMs, MetadataImage image) {
-        return expired(nowMs, sessionTimeoutMs, id -> {
+        return expired(nowMs, sessionTimeoutMs, 0, image);
+    }
+
+    /** {@link #expired(long, long, long, IntPredicate)} with the brokers unfenced in {@code image} as the candidates. */
+    public List<Integer> expired(long nowMs, long sessionTimeoutMs, long disconnectFenceMs, MetadataImage image) {
+        return expired(nowMs, sessionTimeoutMs, disconnectFenceMs, id -> {
             BrokerRegistration broker = image.brokers().get(id);
             return broker != null && !broker.fenced();
         });

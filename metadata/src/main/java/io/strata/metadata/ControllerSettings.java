@@ -13,9 +13,12 @@ import java.util.Map;
  * @param clusterId               the cluster's id (a registration naming another is refused), or null not to check
  * @param brokerSessionTimeoutMs  {@code broker.session.timeout.ms}: a broker without a heartbeat this long is fenced
  * @param maxIdleIntervalMs       {@code metadata.max.idle.interval.ms}: how often the active controller appends a NoOpRecord; 0 never
+ * @param disconnectFenceMs       {@code strata.broker.disconnect.fence.ms} (a Strata addition): a broker whose heartbeat
+ *                                connection closed is fenced after this long without a new heartbeat; 0 only sessions expire
  */
 public record ControllerSettings(int nodeId, int defaultPartitions, short defaultReplicationFactor, boolean deleteTopicEnable,
-                                 Map<String, String> topicDefaults, String clusterId, long brokerSessionTimeoutMs, long maxIdleIntervalMs) {
+                                 Map<String, String> topicDefaults, String clusterId, long brokerSessionTimeoutMs, long maxIdleIntervalMs,
+                                 long disconnectFenceMs) {
     /** Kafka's default session timeout (9 s). */
     public static final long DEFAULT_BROKER_SESSION_TIMEOUT_MS = 9_000;
 
@@ -23,6 +26,15 @@ public record ControllerSettings(int nodeId, int defaultPartitions, short defaul
         if (maxIdleIntervalMs < 0) {
             throw new IllegalArgumentException("maxIdleIntervalMs must be 0 (no NoOp records) or positive: maxIdleIntervalMs=" + maxIdleIntervalMs);
         }
+        if (disconnectFenceMs < 0) {
+            throw new IllegalArgumentException("disconnectFenceMs must be 0 (off) or positive: disconnectFenceMs=" + disconnectFenceMs);
+        }
+    }
+
+    /** Without the dead-broker fast path (Kafka's behaviour: only sessions expire). */
+    public ControllerSettings(int nodeId, int defaultPartitions, short defaultReplicationFactor, boolean deleteTopicEnable,
+                              Map<String, String> topicDefaults, String clusterId, long brokerSessionTimeoutMs, long maxIdleIntervalMs) {
+        this(nodeId, defaultPartitions, defaultReplicationFactor, deleteTopicEnable, topicDefaults, clusterId, brokerSessionTimeoutMs, maxIdleIntervalMs, 0);
     }
 
     /** Without NoOp records. */

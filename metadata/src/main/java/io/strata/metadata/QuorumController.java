@@ -415,6 +415,17 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
      */
     @Override
     public CompletableFuture<BrokerHeartbeatResponseData> brokerHeartbeat(BrokerHeartbeatRequestData request) {
+        return brokerHeartbeat(request, null);
+    }
+
+    /**
+     * {@link #brokerHeartbeat(BrokerHeartbeatRequestData)} that arrived over {@code connection}
+     * (the network layer's id of it; null for none): once the caller reports that connection
+     * closed ({@link #connectionClosed}) the broker is suspect, and fenced if no heartbeat follows
+     * within {@code strata.broker.disconnect.fence.ms}. The caller must report the close after
+     * calling this (a close reported before is forgotten by the heartbeat).
+     */
+    public CompletableFuture<BrokerHeartbeatResponseData> brokerHeartbeat(BrokerHeartbeatRequestData request, Object connection) {
         return submit("heartbeat of broker " + request.brokerId(), () -> {
             BrokerHeartbeatResponseData response = new BrokerHeartbeatResponseData();
             int id = request.brokerId();
@@ -429,7 +440,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             if (!heartbeats.isRegistered(id)) {
                 heartbeats.register(id, nowMs, broker.epoch());
             }
-            heartbeats.touch(id, nowMs);
+            heartbeats.touch(id, nowMs, connection);
             boolean caughtUp = heartbeats.caughtUp(id, request.currentMetadataOffset());
             List<ApiMessage> records = new ArrayList<>();
             boolean fenced = broker.fenced();
@@ -547,18 +558,60 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
         return CompletableFuture.supplyAsync(this::maybeWriteNoOp, thread);
     }
 
-    /** Fences every unfenced broker whose session ended (controller thread; runs while active). */
+    /**
+     * The connection that carried broker heartbeats ({@link #brokerHeartbeat(BrokerHeartbeatRequestData, Object)})
+     * closed: each broker whose latest heartbeat came over it is suspect, and is fenced (the same
+     * records as a session expiry) unless it heartbeats within {@code strata.broker.disconnect.fence.ms}.
+     * A Strata addition; with the key 0, or on a controller that is not active, this does nothing.
+     * Any thread; the work runs on the controller thread.
+     */
+    public void connectionClosed(Object connection) {
+        long graceMs = settings.disconnectFenceMs();
+        if (graceMs == 0) {
+            return;
+        }
+        try {
+            thread.execute(() -> {
+                if (!isActive()) {
+                    return;
+                }
+                List<Integer> suspects = heartbeats.connectionClosed(connection, time.milliseconds());
+                if (suspects.isEmpty()) {
+                    return;
+                }
+                LOG.info("Brokers {} are suspect: the connection {} of their latest heartbeat closed; fenced unless they heartbeat within {} ms",
+                    suspects, connection, graceMs);
+                // One check just after the grace ends; the periodic check covers a delayed or rejected one.
+                thread.schedule(this::checkSessionsLogged, graceMs + 1, TimeUnit.MILLISECONDS);
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            LOG.debug("Node {}: closed; connection {} closing is not tracked", settings.nodeId(), connection);
+        }
+    }
+
+    private void checkSessionsLogged() {
+        try {
+            fenceExpiredSessions();
+        } catch (RuntimeException e) {
+            LOG.error("Node {}: the broker session check failed; the periodic check runs it again", settings.nodeId(), e);
+        }
+    }
+
+    /** Fences every unfenced broker whose session ended or whose suspicion outlasted its grace (controller thread; runs while active). */
     private void fenceExpiredSessions() {
         if (!isActive()) {
             return;
         }
-        List<Integer> expired = heartbeats.expired(time.milliseconds(), settings.brokerSessionTimeoutMs(), image());
+        long nowMs = time.milliseconds();
+        List<Integer> expired = heartbeats.expired(nowMs, settings.brokerSessionTimeoutMs(), settings.disconnectFenceMs(), image());
         if (expired.isEmpty()) {
             return;
         }
         // expired() reports only brokers unfenced in this image.
         List<ApiMessage> records = fenceRecords(image(), expired.stream().map(id -> image().brokers().get(id)).toList());
-        LOG.info("Fencing brokers {}: no heartbeat for {} ms", expired, settings.brokerSessionTimeoutMs());
+        LOG.info("Fencing brokers {}: no heartbeat for {} ms, or {} ms since the connection of their latest heartbeat closed (lastContactMs={})",
+            expired, settings.brokerSessionTimeoutMs(), settings.disconnectFenceMs(),
+            expired.stream().map(id -> id + "=" + heartbeats.lastContactMs(id)).toList());
         write(records, () -> { }, e -> LOG.warn("Could not fence brokers {}", expired, e));
     }
 

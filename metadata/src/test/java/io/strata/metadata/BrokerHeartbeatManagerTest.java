@@ -134,4 +134,88 @@ class BrokerHeartbeatManagerTest {
         assertThatThrownBy(() -> manager.expired(nowMs, 0, id -> true)).isInstanceOf(IllegalArgumentException.class)
             .hasMessage("sessionTimeoutMs must be positive: sessionTimeoutMs=0");
     }
+
+    // ------------------------------------------------------------ dead-broker fast path (strata.broker.disconnect.fence.ms)
+
+    private static final long GRACE_MS = 1_000;
+
+    private List<Integer> expiredWithGrace(long graceMs) {
+        return manager.expired(nowMs, SESSION_TIMEOUT_MS, graceMs, id -> !fenced.contains(id));
+    }
+
+    @Test
+    void aBrokerWhoseHeartbeatConnectionClosedIsFencedAfterTheGraceNotTheSession() {
+        manager.touch(1, nowMs, "conn-1");
+        manager.touch(2, nowMs, "conn-2");
+        nowMs += 300;
+        assertThat(manager.connectionClosed("conn-1", nowMs)).containsExactly(1);
+        assertThat(manager.isSuspect(1)).isTrue();
+        assertThat(manager.isSuspect(2)).isFalse();
+        nowMs += GRACE_MS;
+        assertThat(expiredWithGrace(GRACE_MS)).as("exactly the grace: still valid").isEmpty();
+        nowMs += 1;
+        assertThat(expiredWithGrace(GRACE_MS)).containsExactly(1);
+        assertThat(expiredWithGrace(GRACE_MS)).as("reported once").isEmpty();
+    }
+
+    @Test
+    void aHeartbeatOverANewConnectionClearsTheSuspicion() {
+        manager.touch(1, nowMs, "conn-1");
+        manager.connectionClosed("conn-1", nowMs);
+        nowMs += 200;
+        manager.touch(1, nowMs, "conn-9");
+        assertThat(manager.isSuspect(1)).isFalse();
+        nowMs += GRACE_MS + 1;
+        assertThat(expiredWithGrace(GRACE_MS)).isEmpty();
+        nowMs += SESSION_TIMEOUT_MS;
+        assertThat(expiredWithGrace(GRACE_MS)).as("the session still ends as usual").containsExactly(1, 2, 3);
+    }
+
+    @Test
+    void theCloseOfAnOlderConnectionSeenAfterAHeartbeatOnTheNewOneIsIgnored() {
+        manager.touch(1, nowMs, "conn-1");
+        manager.touch(1, nowMs + 10, "conn-2");
+        assertThat(manager.connectionClosed("conn-1", nowMs + 20)).isEmpty();
+        nowMs += GRACE_MS + 100;
+        assertThat(manager.isSuspect(1)).isFalse();
+        assertThat(expiredWithGrace(GRACE_MS)).isEmpty();
+    }
+
+    @Test
+    void aSecondCloseKeepsTheFirstSuspicionTime() {
+        manager.touch(1, nowMs, "conn-1");
+        manager.connectionClosed("conn-1", nowMs);
+        nowMs += 600;
+        manager.connectionClosed("conn-1", nowMs);
+        nowMs += 401;
+        assertThat(expiredWithGrace(GRACE_MS)).containsExactly(1);
+    }
+
+    @Test
+    void aGraceOfZeroTurnsTheFastPathOff() {
+        manager.touch(1, nowMs, "conn-1");
+        manager.connectionClosed("conn-1", nowMs);
+        nowMs += SESSION_TIMEOUT_MS;
+        assertThat(expiredWithGrace(0)).as("a suspect broker keeps its full session").isEmpty();
+        assertThat(expired()).as("the grace-less overload is the same").isEmpty();
+        nowMs += 1;
+        assertThat(expiredWithGrace(0)).containsExactly(1, 2, 3);
+    }
+
+    @Test
+    void aSuspectBrokerAlreadyFencedIsNotReportedAndSessionExpiryIsUnchanged() {
+        manager.touch(1, nowMs, "conn-1");
+        manager.connectionClosed("conn-1", nowMs);
+        fenced.add(1);
+        nowMs += GRACE_MS + 1;
+        assertThat(expiredWithGrace(GRACE_MS)).isEmpty();
+        nowMs += SESSION_TIMEOUT_MS;
+        assertThat(expiredWithGrace(GRACE_MS)).as("2 and 3 expire by session as without the fast path").containsExactly(2, 3);
+    }
+
+    @Test
+    void aNegativeGraceIsABug() {
+        assertThatThrownBy(() -> manager.expired(nowMs, SESSION_TIMEOUT_MS, -1, id -> true)).isInstanceOf(IllegalArgumentException.class)
+            .hasMessage("disconnectFenceMs must be 0 (off) or positive: disconnectFenceMs=-1");
+    }
 }

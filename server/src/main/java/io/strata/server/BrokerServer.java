@@ -134,6 +134,11 @@ final class BrokerServer {
         }
         lifecycle = new BrokerLifecycleManager(nodeId, shared.clusterId(), controllerApi, () -> metadata.nextOffset() - 1,
             config.getInt(ServerConfig.BROKER_HEARTBEAT_INTERVAL_MS), time);
+        if (controllerApi instanceof io.strata.server.cluster.RemoteController remote) {
+            // A new controller, or a lost connection to it, gets a heartbeat at once (strata.broker.disconnect.fence.ms).
+            BrokerLifecycleManager heartbeating = lifecycle;
+            remote.onControllerChange(heartbeating::heartbeatNow);
+        }
         // KIP-966: the epoch the previous run recorded at its clean shutdown tells the controller this restart was clean.
         awaitUnfenced(lifecycle.start(advertisedEndpoints(), config.getString(ServerConfig.RACK), logManager.previousBrokerEpoch()),
             startNanos);

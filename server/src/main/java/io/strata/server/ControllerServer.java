@@ -37,7 +37,8 @@ final class ControllerServer {
         io.strata.metadata.MetadataLoader metadata = shared.metadata();
         controller = new QuorumController(new ControllerSettings(config.nodeId(), config.getInt(ServerConfig.NUM_PARTITIONS),
             config.getShort(ServerConfig.DEFAULT_REPLICATION_FACTOR), config.getBoolean(ServerConfig.DELETE_TOPIC_ENABLE), config.topicDefaults(),
-            shared.clusterId(), config.getInt(ServerConfig.BROKER_SESSION_TIMEOUT_MS), config.getInt(ServerConfig.METADATA_MAX_IDLE_INTERVAL_MS)),
+            shared.clusterId(), config.getInt(ServerConfig.BROKER_SESSION_TIMEOUT_MS), config.getInt(ServerConfig.METADATA_MAX_IDLE_INTERVAL_MS),
+            config.getInt(ServerConfig.STRATA_BROKER_DISCONNECT_FENCE_MS)),
             shared.features().bootstrapLevels(config.formatFeatures()),
             shared.time(),
             // A single node answers a change once its own image (and every publisher: logs, coordinators) has it, so a client

@@ -94,9 +94,15 @@ public final class ControllerApis {
         handlers.put(ApiMessageType.BROKER_REGISTRATION, request -> controller.registerBroker(request.body(BrokerRegistrationRequestData.class))
             .whenComplete((response, failure) -> request.respond(failure == null ? response
                 : new BrokerRegistrationResponseData().setErrorCode(ControllerErrors.of(failure).code()).setBrokerEpoch(-1))));
-        handlers.put(ApiMessageType.BROKER_HEARTBEAT, request -> controller.brokerHeartbeat(request.body(BrokerHeartbeatRequestData.class))
-            .whenComplete((response, failure) -> request.respond(failure == null ? response
-                : new BrokerHeartbeatResponseData().setErrorCode(ControllerErrors.of(failure).code()).setIsFenced(true))));
+        // The connection of each heartbeat is named, and its close reported after it: a killed broker's closed connection
+        // fences it after strata.broker.disconnect.fence.ms instead of broker.session.timeout.ms (a Strata addition).
+        HeartbeatConnectionWatcher heartbeatConnections = new HeartbeatConnectionWatcher(controller::connectionClosed);
+        handlers.put(ApiMessageType.BROKER_HEARTBEAT, request -> {
+            controller.brokerHeartbeat(request.body(BrokerHeartbeatRequestData.class), request.connectionId())
+                .whenComplete((response, failure) -> request.respond(failure == null ? response
+                    : new BrokerHeartbeatResponseData().setErrorCode(ControllerErrors.of(failure).code()).setIsFenced(true)));
+            heartbeatConnections.watch(request);
+        });
         handlers.put(ApiMessageType.ALLOCATE_PRODUCER_IDS, request -> {
             AllocateProducerIdsRequestData body = request.body(AllocateProducerIdsRequestData.class);
             controller.allocateProducerIds(body.brokerId(), body.brokerEpoch()).whenComplete((first, failure) -> request.respond(failure == null

@@ -30,6 +30,12 @@ import java.util.function.LongSupplier;
  * <p>States: {@code REGISTERING → FENCED (catching up) → RUNNING → SHUTTING_DOWN → STOPPED}; a
  * registration the controller forgot (BROKER_ID_NOT_REGISTERED, STALE_BROKER_EPOCH) goes back to
  * REGISTERING. One thread; one request in flight at a time.
+ *
+ * <p>{@link #heartbeatNow} (the controller changed, or the connection to it was lost) sends the
+ * next heartbeat at once instead of at its scheduled time, unless one is in flight: the active
+ * controller fences a broker whose heartbeat connection closed and that stays silent for
+ * {@code strata.broker.disconnect.fence.ms}, so a live broker must heartbeat over its new
+ * connection well within that (a Strata addition; Kafka's broker waits for its schedule).
  */
 public final class BrokerLifecycleManager implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BrokerLifecycleManager.class);
@@ -55,6 +61,11 @@ public final class BrokerLifecycleManager implements AutoCloseable {
     private volatile long brokerEpoch = -1;
     /** Sent in every BrokerRegistration: the epoch of the previous run's clean shutdown, -1 if unknown. */
     private volatile long previousBrokerEpoch = -1;
+    // Lifecycle thread only:
+    /** A heartbeat was sent and its answer has not been handled. */
+    private boolean heartbeatInFlight;
+    /** The next scheduled heartbeat, or null. */
+    private java.util.concurrent.ScheduledFuture<?> nextHeartbeat;
 
     /** @param appliedOffset the offset of the last metadata record this node has applied (-1 before any) */
     public BrokerLifecycleManager(int nodeId, String clusterId, ControllerApi controller, LongSupplier appliedOffset, long heartbeatIntervalMs,
@@ -133,18 +144,24 @@ public final class BrokerLifecycleManager implements AutoCloseable {
         if (current == State.STOPPED || current == State.REGISTERING) {
             return;
         }
+        if (nextHeartbeat != null) {
+            nextHeartbeat.cancel(false);
+            nextHeartbeat = null;
+        }
         BrokerHeartbeatRequestData request = new BrokerHeartbeatRequestData().setBrokerId(nodeId).setBrokerEpoch(brokerEpoch)
             .setCurrentMetadataOffset(appliedOffset.getAsLong()).setWantFence(false).setWantShutDown(current == State.SHUTTING_DOWN);
+        heartbeatInFlight = true;
         controller.brokerHeartbeat(request).whenComplete((response, failure) -> thread.execute(() -> onHeartbeat(request, response, failure)));
     }
 
     private void onHeartbeat(BrokerHeartbeatRequestData request, BrokerHeartbeatResponseData response, Throwable failure) {
+        heartbeatInFlight = false;
         if (state == State.STOPPED || state == State.REGISTERING) {
             return;
         }
         if (failure != null) {
             LOG.debug("Broker {}: heartbeat failed: {}", nodeId, failure.toString());
-            schedule(this::heartbeat, RETRY_BACKOFF_MS);
+            scheduleHeartbeat(RETRY_BACKOFF_MS);
             return;
         }
         ErrorCode error = ErrorCode.forCode(response.errorCode());
@@ -154,7 +171,7 @@ public final class BrokerLifecycleManager implements AutoCloseable {
             return;
         }
         if (error != ErrorCode.NONE) {
-            schedule(this::heartbeat, RETRY_BACKOFF_MS);
+            scheduleHeartbeat(RETRY_BACKOFF_MS);
             return;
         }
         if (state == State.SHUTTING_DOWN) {
@@ -164,7 +181,7 @@ public final class BrokerLifecycleManager implements AutoCloseable {
                 shutDownDone.complete(null);
                 return;
             }
-            schedule(this::heartbeat, EAGER_HEARTBEAT_MS);
+            scheduleHeartbeat(EAGER_HEARTBEAT_MS);
             return;
         }
         if (!response.isFenced()) {
@@ -173,19 +190,47 @@ public final class BrokerLifecycleManager implements AutoCloseable {
                 LOG.info("Broker {} (epoch {}) is unfenced", nodeId, brokerEpoch);
                 unfenced.complete(brokerEpoch);
             }
-            schedule(this::heartbeat, heartbeatIntervalMs);
+            scheduleHeartbeat(heartbeatIntervalMs);
         } else {
             if (state == State.RUNNING) {
                 state = State.FENCED;
                 LOG.warn("Broker {} was fenced by the controller", nodeId);
             }
-            schedule(this::heartbeat, EAGER_HEARTBEAT_MS);
+            scheduleHeartbeat(EAGER_HEARTBEAT_MS);
         }
     }
 
-    private void schedule(Runnable work, long delayMs) {
+    private void scheduleHeartbeat(long delayMs) {
+        if (nextHeartbeat != null) {
+            nextHeartbeat.cancel(false);
+        }
+        nextHeartbeat = schedule(this::heartbeat, delayMs);
+    }
+
+    /**
+     * The controller may have changed, or the connection to it was lost: the next heartbeat goes
+     * now, not at its scheduled time, unless one is in flight (its answer schedules the next) or
+     * the broker is not registered. Any thread.
+     */
+    public void heartbeatNow() {
         try {
-            thread.schedule(() -> {
+            thread.execute(() -> {
+                State current = state;
+                if (heartbeatInFlight || current == State.REGISTERING || current == State.STOPPED) {
+                    return;
+                }
+                LOG.debug("Broker {}: the controller changed or the connection to it was lost; heartbeating now", nodeId);
+                heartbeat();
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // Closed.
+        }
+    }
+
+    /** The scheduled work, or null once closed. */
+    private java.util.concurrent.ScheduledFuture<?> schedule(Runnable work, long delayMs) {
+        try {
+            return thread.schedule(() -> {
                 try {
                     work.run();
                 } catch (RuntimeException e) {
@@ -194,7 +239,7 @@ public final class BrokerLifecycleManager implements AutoCloseable {
                 }
             }, delayMs, TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
-            // Closed.
+            return null; // Closed.
         }
     }
 
@@ -207,7 +252,9 @@ public final class BrokerLifecycleManager implements AutoCloseable {
         thread.execute(() -> {
             if (state == State.FENCED || state == State.RUNNING) {
                 state = State.SHUTTING_DOWN;
-                heartbeat();
+                if (!heartbeatInFlight) {
+                    heartbeat(); // else the answer in flight schedules the next, which asks to shut down
+                }
             } else {
                 state = State.STOPPED;
                 shutDownDone.complete(null);

@@ -65,6 +65,8 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
     private final ScheduledExecutorService retries;
     /** Retries waiting out their backoff; a leader change runs them at once ({@link #onLeaderChange}). */
     private final java.util.Set<Retry> waiting = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Told when the controller may have changed or the connection to it was lost ({@link #onControllerChange}). */
+    private final java.util.List<Runnable> controllerChangeListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /**
      * @param client           connections of its own: a request the controller holds until its
@@ -84,6 +86,27 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
             thread.setDaemon(true);
             return thread;
         });
+        client.setConnectionLostListener(endpoint -> notifyControllerChange());
+    }
+
+    /**
+     * Runs {@code listener} whenever the quorum names a new leader or a connection of this
+     * channel to a controller is lost (the broker's lifecycle heartbeats at once then, so the
+     * active controller, which fences a broker whose heartbeat connection closed and stays silent,
+     * hears from it over the new connection). Runs on a network or quorum thread: it must not block.
+     */
+    public void onControllerChange(Runnable listener) {
+        controllerChangeListeners.add(listener);
+    }
+
+    private void notifyControllerChange() {
+        for (Runnable listener : controllerChangeListeners) {
+            try {
+                listener.run();
+            } catch (RuntimeException e) {
+                LOG.error("A controller-change listener failed", e);
+            }
+        }
     }
 
     /** How long an operation keeps looking for an active controller. */
@@ -148,7 +171,11 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
      * it now. After a failover that saves up to {@link #RETRY_BACKOFF_MS} per forwarded request.
      */
     public void onLeaderChange(int leaderId) {
-        if (leaderId < 0 || waiting.isEmpty()) {
+        if (leaderId < 0) {
+            return;
+        }
+        notifyControllerChange();
+        if (waiting.isEmpty()) {
             return;
         }
         try {

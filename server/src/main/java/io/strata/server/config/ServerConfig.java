@@ -134,6 +134,8 @@ public final class ServerConfig {
     public static final String CONTROLLER_QUORUM_APPEND_LINGER_MS = "controller.quorum.append.linger.ms";
     public static final String BROKER_SESSION_TIMEOUT_MS = "broker.session.timeout.ms";
     public static final String BROKER_HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms";
+    /** A Strata addition: how long a broker whose heartbeat connection closed may stay silent before it is fenced; 0 off. */
+    public static final String STRATA_BROKER_DISCONNECT_FENCE_MS = "strata.broker.disconnect.fence.ms";
     public static final String METADATA_LOG_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS = "metadata.log.max.record.bytes.between.snapshots";
     public static final String METADATA_LOG_MAX_SNAPSHOT_INTERVAL_MS = "metadata.log.max.snapshot.interval.ms";
     public static final String METADATA_MAX_IDLE_INTERVAL_MS = "metadata.max.idle.interval.ms";
@@ -307,6 +309,10 @@ public final class ServerConfig {
             .define(BROKER_SESSION_TIMEOUT_MS, Type.INT, 9000, ConfigDef.atLeast(1),
                 "a broker without a heartbeat for this long is fenced (set on the controllers)")
             .define(BROKER_HEARTBEAT_INTERVAL_MS, Type.INT, 2000, ConfigDef.atLeast(1), "how often a broker heartbeats to the controller")
+            .define(STRATA_BROKER_DISCONNECT_FENCE_MS, Type.INT, 1000, ConfigDef.atLeast(0),
+                "Strata addition (set on the controllers): a broker whose latest heartbeat's connection to the active controller "
+                    + "closed is fenced if it sends no heartbeat within this long, instead of after broker.session.timeout.ms; 0: "
+                    + "Kafka's behaviour (only the session timeout fences)")
             .define(METADATA_LOG_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS, Type.LONG, 20_971_520L, ConfigDef.atLeast(1),
                 "metadata log bytes after the latest snapshot that trigger a new one")
             .define(METADATA_LOG_MAX_SNAPSHOT_INTERVAL_MS, Type.LONG, 3_600_000L, ConfigDef.atLeast(0),

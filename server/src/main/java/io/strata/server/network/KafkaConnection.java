@@ -114,6 +114,11 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
         return remoteAddress;
     }
 
+    /** See {@link Request#whenConnectionClosed}; only once the channel is active (a request exists). */
+    void whenClosed(Runnable action) {
+        channel.closeFuture().addListener(future -> action.run());
+    }
+
     NetworkObserver observer() {
         return observer;
     }

@@ -92,6 +92,17 @@ public final class Request {
         return connection.id();
     }
 
+    /**
+     * Runs {@code action} once the connection this request came on has closed, for whatever reason
+     * (peer closed, reset, or closed by us); at once if it already has. The action runs on the
+     * connection's event loop (or the calling thread when already closed), so it must be short and
+     * must not block. Each call registers one more action for the connection's lifetime: callers
+     * register once per connection, not per request.
+     */
+    public void whenConnectionClosed(Runnable action) {
+        connection.whenClosed(action);
+    }
+
     public long receivedNanos() {
         return receivedNanos;
     }

@@ -103,6 +103,8 @@ public final class InterBrokerClient implements AutoCloseable {
     private final Random random;
     private final Map<Integer, NodeConnection> connections = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    /** Told of every established connection that was lost (not of one this client shut down); never null. */
+    private volatile java.util.function.Consumer<Endpoint> connectionLostListener = endpoint -> { };
 
     /** @param threads how many event loops serve the connections (one is plenty for control traffic) */
     public InterBrokerClient(Settings settings, int threads, Time time, Random random) {
@@ -127,6 +129,16 @@ public final class InterBrokerClient implements AutoCloseable {
         this.ownsGroup = ownsGroup;
         this.time = time;
         this.random = random;
+    }
+
+    /**
+     * Sets who is told, on the connection's event loop (so it must not block), that an
+     * established connection to a destination was lost: closed by the peer, reset, or closed here
+     * after a request timeout or a bad answer; not when this client shuts the connection down. The
+     * requests in flight on it have failed by then.
+     */
+    public void setConnectionLostListener(java.util.function.Consumer<Endpoint> listener) {
+        this.connectionLostListener = java.util.Objects.requireNonNull(listener, "listener");
     }
 
     /**
@@ -340,6 +352,11 @@ public final class InterBrokerClient implements AutoCloseable {
                 scheduleBackoff();
                 if (!waiting.isEmpty()) {
                     maybeConnect();
+                }
+                try {
+                    connectionLostListener.accept(endpoint);
+                } catch (RuntimeException e) {
+                    LOG.error("The listener of lost connections failed for {}", endpoint, e);
                 }
             }
         }
