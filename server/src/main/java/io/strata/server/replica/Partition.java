@@ -592,6 +592,7 @@ public final class Partition {
         } finally {
             leaderIsrUpdateLock.writeLock().unlock();
         }
+        context.recordIsrChange(sent, changed);
         if (hwMoved || changed) {
             context.onHighWatermarkIncremented(topicPartition);
         }

@@ -40,6 +40,14 @@ public interface ReplicaContext {
     CompletableFuture<AlterPartitionResponseData.PartitionData> submitIsrChange(TopicPartition topicPartition, UUID topicId,
                                                                                  AlterPartitionRequestData.PartitionData change);
 
+    /**
+     * The controller answered an ISR change: {@code committed} true if it was applied (an expand
+     * or a shrink, as {@code sent} says), false if refused (Kafka's FailedIsrUpdatesPerSec). For
+     * metrics; the default counts nothing.
+     */
+    default void recordIsrChange(PartitionState sent, boolean committed) {
+    }
+
     /** The partition's high watermark moved (or its leadership changed): complete what waits on it. Called outside the partition's locks. */
     void onHighWatermarkIncremented(TopicPartition topicPartition);
 }

@@ -75,6 +75,25 @@ public final class ReplicaManager implements MetadataPublisher {
     private volatile io.strata.common.BackgroundErrors backgroundErrors = new io.strata.common.BackgroundErrors();
     private volatile java.util.concurrent.ScheduledFuture<?> isrShrinkTask;
 
+    private final java.util.concurrent.atomic.LongAdder isrShrinks = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder isrExpands = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder failedIsrUpdates = new java.util.concurrent.atomic.LongAdder();
+
+    /** ISR shrinks the controller committed for partitions led here (Kafka's IsrShrinksPerSec, as a count). */
+    public long isrShrinks() {
+        return isrShrinks.sum();
+    }
+
+    /** ISR expands the controller committed (IsrExpandsPerSec, as a count). */
+    public long isrExpands() {
+        return isrExpands.sum();
+    }
+
+    /** ISR changes the controller refused or that could not be sent (FailedIsrUpdatesPerSec, as a count). */
+    public long failedIsrUpdates() {
+        return failedIsrUpdates.sum();
+    }
+
     /** {@code replica.lag.time.max.ms} default (Kafka's). */
     public static final long DEFAULT_REPLICA_LAG_TIME_MAX_MS = 30_000L;
     /** Background task name of the ISR shrink check (metric label). */
@@ -186,6 +205,17 @@ public final class ReplicaManager implements MetadataPublisher {
         public CompletableFuture<io.strata.protocol.message.AlterPartitionResponseData.PartitionData> submitIsrChange(
             TopicPartition topicPartition, UUID topicId, io.strata.protocol.message.AlterPartitionRequestData.PartitionData change) {
             return isrChangeSubmitter.submit(topicPartition, topicId, change);
+        }
+
+        @Override
+        public void recordIsrChange(PartitionState sent, boolean committed) {
+            if (!committed) {
+                failedIsrUpdates.increment();
+            } else if (sent instanceof PartitionState.PendingExpand) {
+                isrExpands.increment();
+            } else {
+                isrShrinks.increment();
+            }
         }
 
         @Override

@@ -302,4 +302,25 @@ class ReplicationLeaderTest {
         assertThat(sent).as("nobody lagged for 60 s yet").isEmpty();
         assertThat(partition().partitionState()).isInstanceOf(PartitionState.Committed.class);
     }
+
+    @Test
+    void committedAndRefusedIsrChangesAreCounted() throws Exception {
+        List<CompletableFuture<io.strata.protocol.message.AlterPartitionResponseData.PartitionData>> answers = new ArrayList<>();
+        replicaManager.setIsrChangeSubmitter((topicPartition, topicId, change) -> {
+            CompletableFuture<io.strata.protocol.message.AlterPartitionResponseData.PartitionData> answer = new CompletableFuture<>();
+            answers.add(answer);
+            return answer;
+        });
+        createTopic(NODE, List.of(1, 2));
+        followerFetch(3, 20L, 0, -1, 0).get(10, TimeUnit.SECONDS);
+        assertThat(answers).as("replica 3 is caught up and eligible: an expand").hasSize(1);
+        answers.get(0).complete(new io.strata.protocol.message.AlterPartitionResponseData.PartitionData().setPartitionIndex(0)
+            .setErrorCode(ErrorCode.INELIGIBLE_REPLICA.code()));
+        assertThat(replicaManager.failedIsrUpdates()).isEqualTo(1);
+        followerFetch(3, 20L, 0, -1, 0).get(10, TimeUnit.SECONDS);
+        answers.get(1).complete(new io.strata.protocol.message.AlterPartitionResponseData.PartitionData().setPartitionIndex(0)
+            .setErrorCode(ErrorCode.NONE.code()).setLeaderId(NODE).setLeaderEpoch(0).setIsr(List.of(1, 2, 3)).setPartitionEpoch(1));
+        assertThat(replicaManager.isrExpands()).isEqualTo(1);
+        assertThat(partition().isr()).containsExactlyInAnyOrder(1, 2, 3);
+    }
 }
