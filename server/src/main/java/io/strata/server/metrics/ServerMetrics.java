@@ -46,6 +46,7 @@ import java.util.function.Supplier;
  * purgatories, the request pipeline's queues and threads, storage, groups, the broker state),
  * plus the flush-latency histogram the logs record into. Components still being created
  * during start-up (the endpoint starts first, so that readiness can be watched) are skipped.
+ * The replication states and the replica fetchers are {@link ReplicationMetrics}' (same sources).
  *
  * <p>Thread-safe; scrapes are serialised ({@code synchronized}) because the idle ratios are
  * computed over the time since the previous scrape.
