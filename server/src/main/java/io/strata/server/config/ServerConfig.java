@@ -215,7 +215,7 @@ public final class ServerConfig {
             .define(PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS, Type.INT, 1000, "produce purgatory purge interval")
             .define(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS, Type.INT, 1000, ConfigDef.atLeast(0), "fetch sessions kept")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, Type.INT, 50, ConfigDef.atLeast(1), "partitions of __consumer_offsets")
-            .define(OFFSETS_TOPIC_REPLICATION_FACTOR, Type.SHORT, (short) 1, ConfigDef.atLeast(1), "replication of __consumer_offsets")
+            .define(OFFSETS_TOPIC_REPLICATION_FACTOR, Type.SHORT, (short) 3, ConfigDef.atLeast(1), "replication of __consumer_offsets")
             .define(OFFSETS_TOPIC_SEGMENT_BYTES, Type.INT, 104_857_600, ConfigDef.atLeast(1), "segment size of __consumer_offsets")
             .define(OFFSETS_RETENTION_MINUTES, Type.INT, 10_080, ConfigDef.atLeast(1),
                 "committed offsets expire this long after their commit, or for a classic group after it became Empty")
@@ -244,8 +244,8 @@ public final class ServerConfig {
             .define(GROUP_CONSUMER_ASSIGNORS, Type.LIST, "uniform,range",
                 "server assignors of consumer groups (uniform, range or Kafka's class names); the first is the default")
             .define(TRANSACTION_STATE_LOG_NUM_PARTITIONS, Type.INT, 50, ConfigDef.atLeast(1), "partitions of __transaction_state")
-            .define(TRANSACTION_STATE_LOG_REPLICATION_FACTOR, Type.SHORT, (short) 1, ConfigDef.atLeast(1), "replication of __transaction_state")
-            .define(TRANSACTION_STATE_LOG_MIN_ISR, Type.INT, 1, ConfigDef.atLeast(1), "min ISR of __transaction_state")
+            .define(TRANSACTION_STATE_LOG_REPLICATION_FACTOR, Type.SHORT, (short) 3, ConfigDef.atLeast(1), "replication of __transaction_state")
+            .define(TRANSACTION_STATE_LOG_MIN_ISR, Type.INT, 2, ConfigDef.atLeast(1), "min ISR of __transaction_state")
             .define(TRANSACTION_MAX_TIMEOUT_MS, Type.INT, 900_000, ConfigDef.atLeast(1), "largest transaction timeout")
             .define(TRANSACTIONAL_ID_EXPIRATION_MS, Type.INT, 604_800_000, ConfigDef.atLeast(1),
                 "a transactional id idle this long in Empty, CompleteCommit or CompleteAbort is removed")
@@ -330,6 +330,12 @@ public final class ServerConfig {
     }
 
     public static ServerConfig fromMap(Map<String, String> properties) {
+        if (isBlank(properties.get(CONTROLLER_QUORUM_VOTERS)) && isBlank(properties.get(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS))) {
+            // The zero-config single node: its internal topics have one replica, as Kafka's shipped server.properties sets.
+            Map<String, String> single = new LinkedHashMap<>(STANDALONE_DEFAULTS);
+            single.putAll(properties);
+            properties = single;
+        }
         ServerConfig config = new ServerConfig(DEFINITION.parse(properties));
         config.validate();
         return config;
@@ -350,6 +356,18 @@ public final class ServerConfig {
         properties.putAll(overrides);
         return fromMap(properties);
     }
+
+    /**
+     * Where the single node differs from Kafka's defaults, which a cluster node keeps
+     * ({@code offsets.topic.replication.factor} 3, {@code transaction.state.log.replication.factor}
+     * 3, {@code transaction.state.log.min.isr} 2).
+     */
+    private static boolean isBlank(String value) {
+        return value == null || value.isBlank();
+    }
+
+    static final Map<String, String> STANDALONE_DEFAULTS = Map.of(OFFSETS_TOPIC_REPLICATION_FACTOR, "1",
+        TRANSACTION_STATE_LOG_REPLICATION_FACTOR, "1", TRANSACTION_STATE_LOG_MIN_ISR, "1");
 
     private void validate() {
         for (String listener : listeners()) {

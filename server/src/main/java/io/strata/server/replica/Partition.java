@@ -194,8 +194,7 @@ public final class Partition {
             newEpoch = role != Role.LEADER || registration.leaderEpoch() > leaderEpoch;
             if (newEpoch) {
                 long startOffset = log.logEndOffset();
-                // TODO(repl-storage): log.maybeAssignEpochStartOffset(registration.leaderEpoch(), startOffset)
-                log.leaderEpochCache().assign(registration.leaderEpoch(), startOffset);
+                log.maybeAssignEpochStartOffset(registration.leaderEpoch(), startOffset);
                 leaderEpochStartOffset = startOffset;
                 Map<Integer, RemoteReplica> replicas = new ConcurrentHashMap<>();
                 Set<Integer> isr = toSet(registration.isr());

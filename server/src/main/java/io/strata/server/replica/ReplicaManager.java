@@ -66,36 +66,29 @@ public final class ReplicaManager implements MetadataPublisher {
      * its threads exist only while there is work (they end after a few idle seconds).
      */
     private final java.util.concurrent.ThreadPoolExecutor logCreators = logCreationPool();
-    /** What every {@link Partition} of this node sees of the broker around it. */
-    private final Context context = new Context();
-    private volatile long replicaLagTimeMaxMs = DEFAULT_REPLICA_LAG_TIME_MAX_MS;
-    private volatile IsrChangeSubmitter isrChangeSubmitter = IsrChangeSubmitter.NOT_ATTEMPTED;
-    private volatile java.util.function.BooleanSupplier strictMinIsr = () -> false;
-    private volatile FollowerFetching followerFetching = FollowerFetching.NONE;
+    /** What every {@link Partition} of this node sees of the broker around it: settings, the image's brokers, the controller path. */
+    private final BrokerReplicaContext context;
     private volatile io.strata.common.BackgroundErrors backgroundErrors = new io.strata.common.BackgroundErrors();
     private volatile java.util.concurrent.ScheduledFuture<?> isrShrinkTask;
-
-    private final java.util.concurrent.atomic.LongAdder isrShrinks = new java.util.concurrent.atomic.LongAdder();
-    private final java.util.concurrent.atomic.LongAdder isrExpands = new java.util.concurrent.atomic.LongAdder();
-    private final java.util.concurrent.atomic.LongAdder failedIsrUpdates = new java.util.concurrent.atomic.LongAdder();
+    private volatile FollowerFetching followerFetching = FollowerFetching.NONE;
 
     /** ISR shrinks the controller committed for partitions led here (Kafka's IsrShrinksPerSec, as a count). */
     public long isrShrinks() {
-        return isrShrinks.sum();
+        return context.isrShrinks();
     }
 
     /** ISR expands the controller committed (IsrExpandsPerSec, as a count). */
     public long isrExpands() {
-        return isrExpands.sum();
+        return context.isrExpands();
     }
 
     /** ISR changes the controller refused or that could not be sent (FailedIsrUpdatesPerSec, as a count). */
     public long failedIsrUpdates() {
-        return failedIsrUpdates.sum();
+        return context.failedIsrUpdates();
     }
 
     /** {@code replica.lag.time.max.ms} default (Kafka's). */
-    public static final long DEFAULT_REPLICA_LAG_TIME_MAX_MS = 30_000L;
+    public static final long DEFAULT_REPLICA_LAG_TIME_MAX_MS = BrokerReplicaContext.DEFAULT_REPLICA_LAG_TIME_MAX_MS;
     /** Background task name of the ISR shrink check (metric label). */
     public static final String ISR_SHRINK_TASK = "isr-shrink";
 
@@ -107,6 +100,10 @@ public final class ReplicaManager implements MetadataPublisher {
         this.time = time;
         this.producePurgatory = producePurgatory;
         this.fetchPurgatory = fetchPurgatory;
+        this.context = new BrokerReplicaContext(nodeId, time, () -> image, topicPartition -> {
+            fetchPurgatory.checkAndComplete(topicPartition);
+            producePurgatory.checkAndComplete(topicPartition);
+        });
     }
 
     /** The fsync-on-ack flusher (tests slow or fail its fsync). */
@@ -122,12 +119,12 @@ public final class ReplicaManager implements MetadataPublisher {
 
     /** Where the leaders' ISR changes go (the AlterPartitionManager); until set, every change is answered OPERATION_NOT_ATTEMPTED. */
     public void setIsrChangeSubmitter(IsrChangeSubmitter submitter) {
-        this.isrChangeSubmitter = java.util.Objects.requireNonNull(submitter);
+        context.setIsrChangeSubmitter(submitter);
     }
 
     /** The strict min ISR hook (KIP-966): true while ELR is enabled. */
     public void setStrictMinIsr(java.util.function.BooleanSupplier strict) {
-        this.strictMinIsr = java.util.Objects.requireNonNull(strict);
+        context.setStrictMinIsr(strict);
     }
 
     /** Where the partitions this node follows are handed (the replica fetchers). */
@@ -144,7 +141,7 @@ public final class ReplicaManager implements MetadataPublisher {
         if (lagTimeMaxMs <= 0) {
             throw new IllegalArgumentException("replica.lag.time.max.ms must be positive: replica.lag.time.max.ms=" + lagTimeMaxMs);
         }
-        this.replicaLagTimeMaxMs = lagTimeMaxMs;
+        context.setReplicaLagTimeMaxMs(lagTimeMaxMs);
         if (isrShrinkTask != null) {
             isrShrinkTask.cancel(false);
         }
@@ -171,58 +168,6 @@ public final class ReplicaManager implements MetadataPublisher {
     /** The {@link ReplicaContext} of this node's partitions. */
     public ReplicaContext replicaContext() {
         return context;
-    }
-
-    private final class Context implements ReplicaContext {
-        @Override
-        public int localBrokerId() {
-            return nodeId;
-        }
-
-        @Override
-        public Time time() {
-            return time;
-        }
-
-        @Override
-        public long replicaLagTimeMaxMs() {
-            return replicaLagTimeMaxMs;
-        }
-
-        @Override
-        public boolean isReplicaIsrEligible(int brokerId, long fetchBrokerEpoch) {
-            io.strata.metadata.BrokerRegistration broker = image.brokers().get(brokerId);
-            return broker != null && !broker.fenced() && !broker.inControlledShutdown()
-                && (fetchBrokerEpoch == RemoteReplica.NO_BROKER_EPOCH || broker.epoch() == fetchBrokerEpoch);
-        }
-
-        @Override
-        public boolean strictMinIsr() {
-            return strictMinIsr.getAsBoolean();
-        }
-
-        @Override
-        public CompletableFuture<io.strata.protocol.message.AlterPartitionResponseData.PartitionData> submitIsrChange(
-            TopicPartition topicPartition, UUID topicId, io.strata.protocol.message.AlterPartitionRequestData.PartitionData change) {
-            return isrChangeSubmitter.submit(topicPartition, topicId, change);
-        }
-
-        @Override
-        public void recordIsrChange(PartitionState sent, boolean committed) {
-            if (!committed) {
-                failedIsrUpdates.increment();
-            } else if (sent instanceof PartitionState.PendingExpand) {
-                isrExpands.increment();
-            } else {
-                isrShrinks.increment();
-            }
-        }
-
-        @Override
-        public void onHighWatermarkIncremented(TopicPartition topicPartition) {
-            fetchPurgatory.checkAndComplete(topicPartition);
-            producePurgatory.checkAndComplete(topicPartition);
-        }
     }
 
     /** A follower's high watermark moved (its fetcher applied the leader's): consumer fetches waiting on this replica may answer. */
@@ -1019,7 +964,7 @@ public final class ReplicaManager implements MetadataPublisher {
         try {
             partition.checkLeaderEpoch(info.currentLeaderEpoch());
             if (info.lastFetchedEpoch() >= 0) {
-                FetchPartitionData diverging = divergingEpoch(partition, info);
+                FetchPartitionData diverging = FollowerFetch.divergingEpoch(partition, info);
                 if (diverging != null) {
                     return diverging; // and no follower state update: the follower truncates first (KAFKA-13141)
                 }
@@ -1027,8 +972,7 @@ public final class ReplicaManager implements MetadataPublisher {
             long leaderEndOffset = log.logEndOffset();
             FetchDataInfo read = partition.read(info.fetchOffset(), maxBytes, params.isolation(), minOneMessage);
             if (params.isFromFollower() && recordFollowerState) {
-                partition.updateFollowerFetchState(params.replicaId(), info.fetchOffset(), info.logStartOffset(), time.milliseconds(),
-                    leaderEndOffset, params.brokerEpoch());
+                FollowerFetch.record(partition, params, info, leaderEndOffset, time.milliseconds());
             }
             return new FetchPartitionData(ErrorCode.NONE, log.highWatermark(), log.lastStableOffset(), log.logStartOffset(),
                 read.records(), read.abortedTransactions(), null);
@@ -1041,32 +985,6 @@ public final class ReplicaManager implements MetadataPublisher {
         }
     }
 
-    /**
-     * KIP-320's check of a fetch's last fetched epoch against this leader's epoch cache: the
-     * fetcher diverged if this leader's end offset for that epoch is below the fetch offset, or
-     * this leader's largest epoch not above it is a different one; the answer then carries
-     * {@code DivergingEpoch} and no records. OFFSET_OUT_OF_RANGE if the cache has no answer or
-     * the offset is below the log start (Kafka's order). Null if the fetch did not diverge.
-     */
-    private static FetchPartitionData divergingEpoch(Partition partition, PartitionFetchInfo info) {
-        UnifiedLog log = partition.log();
-        // TODO(repl-storage): log.endOffsetForEpoch(info.lastFetchedEpoch())
-        io.strata.storage.EpochOffset end = log.leaderEpochCache().endOffsetFor(info.lastFetchedEpoch(), log.logEndOffset());
-        if (end.epoch() == io.strata.storage.LeaderEpochFileCache.UNDEFINED_EPOCH
-            || end.endOffset() == io.strata.storage.LeaderEpochFileCache.UNDEFINED_OFFSET) {
-            throw new ErrorCodeException(ErrorCode.OFFSET_OUT_OF_RANGE, "Could not determine the end offset of the last fetched epoch "
-                + info.lastFetchedEpoch() + " of " + partition.topicPartition());
-        }
-        if (info.fetchOffset() < log.logStartOffset()) {
-            throw new ErrorCodeException(ErrorCode.OFFSET_OUT_OF_RANGE, "fetch offset " + info.fetchOffset() + " is below the log start offset "
-                + log.logStartOffset() + " of " + partition.topicPartition());
-        }
-        if (end.epoch() < info.lastFetchedEpoch() || end.endOffset() < info.fetchOffset()) {
-            return new FetchPartitionData(ErrorCode.NONE, log.highWatermark(), log.lastStableOffset(), log.logStartOffset(), MemoryRecords.EMPTY,
-                null, null, end);
-        }
-        return null;
-    }
 
     public Time time() {
         return time;
