@@ -169,6 +169,30 @@ class ObservabilityTest {
     }
 
     @Test
+    void replicationMetricsDescribeASingleNodeAsFullyInSync() throws Exception {
+        PrometheusText scrape = MetricsScrape.parsed(metricsPort);
+        String[] partition = {"topic", TOPIC, "partition", "0"};
+        assertThat(scrape.sum("kafka_cluster_partition_underreplicated", partition)).isZero();
+        assertThat(scrape.sum("kafka_cluster_partition_underminisr", partition)).isZero();
+        // RF 1 with min.insync.replicas 1: the lone replica is exactly at min ISR, as Kafka reports it.
+        assertThat(scrape.sum("kafka_cluster_partition_atminisr", partition)).isEqualTo(1);
+        assertThat(scrape.sum("kafka_cluster_partition_insyncreplicascount", partition)).isEqualTo(1);
+        assertThat(scrape.sum("kafka_cluster_partition_replicascount", partition)).isEqualTo(1);
+        double hosted = scrape.sum("kafka_server_replicamanager_partitioncount");
+        assertThat(hosted).as("the topic and the offsets topic's partitions").isGreaterThanOrEqualTo(1);
+        assertThat(scrape.sum("kafka_server_replicamanager_leadercount")).isEqualTo(hosted);
+        assertThat(scrape.sum("kafka_server_replicamanager_atminisrpartitioncount")).isEqualTo(hosted);
+        for (String zero : List.of("kafka_server_replicamanager_underminisrpartitioncount", "kafka_server_replicamanager_offlinereplicacount",
+            "kafka_server_replicamanager_reassigningpartitions", "kafka_server_replicamanager_isrshrinks_total",
+            "kafka_server_replicamanager_isrexpands_total", "kafka_server_replicamanager_failedisrupdates_total",
+            "kafka_server_brokertopicmetrics_replicationbytesin_total", "kafka_server_brokertopicmetrics_replicationbytesout_total",
+            "kafka_server_replicafetchermanager_maxlag", "kafka_server_replicafetchermanager_failedpartitionscount",
+            "kafka_server_replicafetchermanager_deadthreadcount")) {
+            assertThat(scrape.samples(zero)).as(zero).singleElement().satisfies(sample -> assertThat(sample.value()).as(zero).isZero());
+        }
+    }
+
+    @Test
     void theExpositionPassesPromtool() throws Exception {
         ExternalTools.require("promtool (Debian package prometheus)", ExternalTools.onPath("promtool"));
         String scrape = MetricsScrape.text(metricsPort);

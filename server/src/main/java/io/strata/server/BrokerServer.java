@@ -237,7 +237,7 @@ final class BrokerServer {
                 : java.util.Optional.of(new InterBrokerClient.Endpoint(leaderId, endpoint.host(), endpoint.port()));
         }, time, new java.util.Random());
         replicaFetchers = new ReplicaFetchers(nodeId, new ReplicaFetcherManager(nodeId, brokerEpoch, fetcherConfig, endpoints, time,
-            backgroundErrors), endpoints, replicaManager::onFollowerHighWatermark);
+            backgroundErrors), endpoints, replicaManager::onFollowerHighWatermark, shared.metrics().topicMetrics()::recordReplicationBytesIn);
         replicaManager.setFollowerFetching(replicaFetchers);
     }
 
@@ -395,6 +395,12 @@ final class BrokerServer {
 
     TransactionCoordinator transactionCoordinator() {
         return transactionCoordinator;
+    }
+
+    /** The follower side's fetchers, or null before replication starts. */
+    ReplicaFetcherManager replicaFetcherManager() {
+        ReplicaFetchers fetchers = replicaFetchers;
+        return fetchers == null ? null : fetchers.manager();
     }
 
     DelayedOperationPurgatory<DelayedProduce> producePurgatory() {

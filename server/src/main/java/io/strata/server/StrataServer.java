@@ -171,7 +171,8 @@ public final class StrataServer implements AutoCloseable {
                 MetadataLoader metadata = shared.metadata();
                 return metadata == null ? null : metadata.image();
             }, shared::logManager, fromBroker(BrokerServer::replicaManager), fromBroker(BrokerServer::groupCoordinator), shared::requestChannel,
-            shared::handlerPool, shared::socketServer, fromBroker(BrokerServer::producePurgatory), fromBroker(BrokerServer::fetchPurgatory));
+            shared::handlerPool, shared::socketServer, fromBroker(BrokerServer::producePurgatory), fromBroker(BrokerServer::fetchPurgatory),
+            fromBroker(BrokerServer::replicaFetcherManager));
     }
 
     /** What /health/ready reads. */

@@ -66,6 +66,7 @@ public final class BrokerMetrics implements AutoCloseable {
         ServerMetrics serverMetrics = new ServerMetrics(serverSources);
         JvmMetrics jvmMetrics = new JvmMetrics();
         registry.register(serverMetrics);
+        registry.register(new ReplicationMetrics(serverSources.replicaManager(), serverSources.replicaFetcherManager()));
         registry.register(requestMetrics);
         registry.register(topicMetrics);
         registry.register(jvmMetrics);

@@ -13,6 +13,12 @@ import java.util.function.Supplier;
  * in, produce and fetch requests (one per partition of a request, as Kafka counts them) and
  * the failed ones. Broker-wide totals are the sum over topics ({@code sum(rate(...))}).
  *
+ * <p>Replication traffic is counted apart, broker-wide as Kafka counts it (its {@code allTopics}
+ * meters only): {@code ReplicationBytesInPerSec}, the record bytes this node appended as a follower,
+ * and {@code ReplicationBytesOutPerSec}, the record bytes it answered followers' fetches with. A
+ * follower's fetch counts as a fetch request of its topic (Kafka's TotalFetchRequestsPerSec counts
+ * every fetch) but its bytes are not consumer bytes out.
+ *
  * <p>Hot path: a topic's counters are created on its first use and found with one
  * {@link ConcurrentHashMap#get} afterwards; recording is {@link LongAdder} increments. Only
  * partitions this broker hosts are recorded (the caller checks), so a client naming made-up
@@ -27,6 +33,8 @@ public final class BrokerTopicMetrics implements MetricsCollector {
     private final boolean enabled;
     private final Supplier<Set<String>> hostedTopics;
     private final ConcurrentHashMap<String, TopicCounters> topics = new ConcurrentHashMap<>();
+    private final LongAdder replicationBytesIn = new LongAdder();
+    private final LongAdder replicationBytesOut = new LongAdder();
 
     /** The counters of one topic. */
     static final class TopicCounters {
@@ -86,6 +94,30 @@ public final class BrokerTopicMetrics implements MetricsCollector {
         }
     }
 
+    /**
+     * One partition of a follower's fetch was answered with {@code bytes} of records, or an error:
+     * a fetch request of the topic, its bytes replication bytes out.
+     */
+    public void recordFollowerFetch(String topic, int bytes, boolean failed) {
+        if (!enabled) {
+            return;
+        }
+        TopicCounters counters = topic(topic);
+        counters.fetchRequests.increment();
+        if (failed) {
+            counters.failedFetchRequests.increment();
+        } else {
+            replicationBytesOut.add(bytes);
+        }
+    }
+
+    /** This node appended {@code bytes} of record batches as a follower. */
+    public void recordReplicationBytesIn(long bytes) {
+        if (enabled) {
+            replicationBytesIn.add(bytes);
+        }
+    }
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -115,6 +147,10 @@ public final class BrokerTopicMetrics implements MetricsCollector {
             failedFetch.add(counters.failedFetchRequests.sum(), topic);
         }
         out.addAll(List.of(bytesIn, bytesOut, messagesIn, produce, fetch, failedProduce, failedFetch));
+        out.add(MetricFamily.counter("kafka_server_brokertopicmetrics_replicationbytesin_total",
+            "Record batch bytes appended as a follower (broker-wide, as Kafka counts it).").add(replicationBytesIn.sum()));
+        out.add(MetricFamily.counter("kafka_server_brokertopicmetrics_replicationbytesout_total",
+            "Record bytes sent in answers to followers' fetches (broker-wide, as Kafka counts it).").add(replicationBytesOut.sum()));
     }
 
     private static MetricFamily family(String kafkaName, String help) {

@@ -13,6 +13,7 @@ import io.strata.server.network.SocketServer;
 import io.strata.server.purgatory.DelayedOperationPurgatory;
 import io.strata.server.replica.Partition;
 import io.strata.server.replica.ReplicaManager;
+import io.strata.server.replica.fetcher.ReplicaFetcherManager;
 import io.strata.storage.LogManager;
 import io.strata.storage.LogSegment;
 import io.strata.storage.TopicPartition;
@@ -45,6 +46,7 @@ import java.util.function.Supplier;
  * purgatories, the request pipeline's queues and threads, storage, groups, the broker state),
  * plus the flush-latency histogram the logs record into. Components still being created
  * during start-up (the endpoint starts first, so that readiness can be watched) are skipped.
+ * The replication states and the replica fetchers are {@link ReplicationMetrics}' (same sources).
  *
  * <p>Thread-safe; scrapes are serialised ({@code synchronized}) because the idle ratios are
  * computed over the time since the previous scrape.
@@ -95,13 +97,14 @@ public final class ServerMetrics implements MetricsCollector {
      * @param shuttingDown                  whether the controlled shutdown has begun
      * @param recoveringFromUncleanShutdown whether this start follows an unclean shutdown
      * @param image                         the current metadata image, or null before the loader exists
+     * @param replicaFetcherManager         the follower side's fetchers ({@link ReplicationMetrics}), or null before replication starts
      */
     public record Sources(int nodeId, List<Path> logDirs, BackgroundErrors backgroundErrors, BooleanSupplier started, BooleanSupplier shuttingDown,
                           BooleanSupplier recoveringFromUncleanShutdown, Supplier<MetadataImage> image, Supplier<LogManager> logManager,
                           Supplier<ReplicaManager> replicaManager, Supplier<GroupCoordinator> groupCoordinator,
                           Supplier<RequestChannel> requestChannel, Supplier<RequestHandlerPool> requestHandlerPool,
                           Supplier<SocketServer> socketServer, Supplier<DelayedOperationPurgatory<?>> producePurgatory,
-                          Supplier<DelayedOperationPurgatory<?>> fetchPurgatory) {
+                          Supplier<DelayedOperationPurgatory<?>> fetchPurgatory, Supplier<ReplicaFetcherManager> replicaFetcherManager) {
         public Sources {
             logDirs = List.copyOf(logDirs);
             Objects.requireNonNull(backgroundErrors, "backgroundErrors");
@@ -117,6 +120,18 @@ public final class ServerMetrics implements MetricsCollector {
             Objects.requireNonNull(socketServer, "socketServer");
             Objects.requireNonNull(producePurgatory, "producePurgatory");
             Objects.requireNonNull(fetchPurgatory, "fetchPurgatory");
+            Objects.requireNonNull(replicaFetcherManager, "replicaFetcherManager");
+        }
+
+        /** Sources without replica fetchers (their metrics are then left out). */
+        public Sources(int nodeId, List<Path> logDirs, BackgroundErrors backgroundErrors, BooleanSupplier started, BooleanSupplier shuttingDown,
+                       BooleanSupplier recoveringFromUncleanShutdown, Supplier<MetadataImage> image, Supplier<LogManager> logManager,
+                       Supplier<ReplicaManager> replicaManager, Supplier<GroupCoordinator> groupCoordinator,
+                       Supplier<RequestChannel> requestChannel, Supplier<RequestHandlerPool> requestHandlerPool,
+                       Supplier<SocketServer> socketServer, Supplier<DelayedOperationPurgatory<?>> producePurgatory,
+                       Supplier<DelayedOperationPurgatory<?>> fetchPurgatory) {
+            this(nodeId, logDirs, backgroundErrors, started, shuttingDown, recoveringFromUncleanShutdown, image, logManager, replicaManager,
+                groupCoordinator, requestChannel, requestHandlerPool, socketServer, producePurgatory, fetchPurgatory, () -> null);
         }
     }
 
@@ -135,7 +150,6 @@ public final class ServerMetrics implements MetricsCollector {
             "Broker state as Kafka numbers it: 1 starting, 2 recovering from an unclean shutdown, 3 running, 7 shutting down.")
             .add(brokerState()));
         section("partitions", this::collectPartitions, out);
-        section("replica manager", this::collectReplicaManager, out);
         section("controller", this::collectController, out);
         section("request pipeline", this::collectRequestPipeline, out);
         section("purgatories", this::collectPurgatories, out);
@@ -177,7 +191,8 @@ public final class ServerMetrics implements MetricsCollector {
 
     // ---------------------------------------------------------------- partitions
 
-    private static List<Partition> sortedPartitions(ReplicaManager replicaManager) {
+    /** The hosted partitions by topic, then partition: a stable exposition order. */
+    static List<Partition> sortedPartitions(ReplicaManager replicaManager) {
         List<Partition> partitions = new ArrayList<>(replicaManager.partitions().values());
         partitions.sort(Comparator.comparing((Partition p) -> p.topicPartition().topic()).thenComparingInt(p -> p.topicPartition().partition()));
         return partitions;
@@ -191,10 +206,7 @@ public final class ServerMetrics implements MetricsCollector {
         MetricFamily segments = partitionGauge("kafka_log_log_numlogsegments", "Segments of a partition's log.");
         MetricFamily stableLag = partitionGauge("kafka_cluster_partition_laststableoffsetlag",
             "High watermark minus last stable offset (open transactions hold consumers back by this much).");
-        MetricFamily underReplicated = partitionGauge("kafka_cluster_partition_underreplicated",
-            "1 if the partition has fewer in-sync replicas than replicas (always 0 on a single node).");
         ReplicaManager replicaManager = sources.replicaManager().get();
-        MetadataImage image = image();
         if (replicaManager != null) {
             for (Partition partition : sortedPartitions(replicaManager)) {
                 String topic = partition.topicPartition().topic();
@@ -207,13 +219,12 @@ public final class ServerMetrics implements MetricsCollector {
                     size.add(log.size(), topic, index);
                     segments.add(log.numberOfSegments(), topic, index);
                     stableLag.add(Math.max(0, log.highWatermark() - log.lastStableOffset()), topic, index);
-                    underReplicated.add(isUnderReplicated(image, partition.topicPartition()) ? 1 : 0, topic, index);
                 } catch (RuntimeException e) {
                     LOG.debug("Skipping metrics of {}: {}", partition.topicPartition(), e.toString());
                 }
             }
         }
-        out.addAll(List.of(logEnd, logStart, highWatermark, size, segments, stableLag, underReplicated));
+        out.addAll(List.of(logEnd, logStart, highWatermark, size, segments, stableLag));
     }
 
     private static MetricFamily partitionGauge(String name, String help) {
@@ -222,41 +233,6 @@ public final class ServerMetrics implements MetricsCollector {
 
     private MetadataImage image() {
         return sources.image().get();
-    }
-
-    private static boolean isUnderReplicated(MetadataImage image, TopicPartition topicPartition) {
-        if (image == null) {
-            return false;
-        }
-        TopicImage topic = image.topic(topicPartition.topic());
-        PartitionRegistration registration = topic == null ? null : topic.partition(topicPartition.partition());
-        return registration != null && registration.isr().length < registration.replicas().length;
-    }
-
-    private void collectReplicaManager(List<MetricFamily> out) {
-        ReplicaManager replicaManager = sources.replicaManager().get();
-        if (replicaManager == null) {
-            return;
-        }
-        int nodeId = sources.nodeId();
-        MetadataImage image = image();
-        int leaders = 0;
-        int underReplicated = 0;
-        for (Partition partition : replicaManager.partitions().values()) {
-            if (partition.leaderId() == nodeId) {
-                leaders++;
-                if (isUnderReplicated(image, partition.topicPartition())) {
-                    underReplicated++;
-                }
-            }
-        }
-        out.add(MetricFamily.gauge("kafka_server_replicamanager_partitioncount", "Partitions hosted by this broker.")
-            .add(replicaManager.partitions().size()));
-        out.add(MetricFamily.gauge("kafka_server_replicamanager_leadercount", "Partitions this broker leads.").add(leaders));
-        out.add(MetricFamily.gauge("kafka_server_replicamanager_underreplicatedpartitions",
-            "Led partitions with fewer in-sync replicas than replicas.").add(underReplicated));
-        out.add(MetricFamily.gauge("kafka_server_replicamanager_offlinereplicacount", "Replicas on this broker whose log directory failed.")
-            .add(0));
     }
 
     private void collectController(List<MetricFamily> out) {

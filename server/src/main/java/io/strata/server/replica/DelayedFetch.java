@@ -71,7 +71,7 @@ public final class DelayedFetch extends DelayedOperation {
     @Override
     public void onComplete() {
         LinkedHashMap<TopicPartition, FetchPartitionData> results = replicaManager.readFromLog(params, fetchInfos);
-        replicaManager.recordFetched(results);
+        replicaManager.recordFetched(params, results);
         callback.accept(results);
     }
 }

@@ -897,7 +897,7 @@ public final class ReplicaManager implements MetadataPublisher {
             anyError |= data.error() != ErrorCode.NONE || data.divergingEpoch() != null;
         }
         if (params.maxWaitMs() <= 0 || fetchInfos.isEmpty() || bytes >= params.minBytes() || anyError) {
-            recordFetched(results);
+            recordFetched(params, results);
             callback.accept(results);
             return;
         }
@@ -905,8 +905,8 @@ public final class ReplicaManager implements MetadataPublisher {
         fetchPurgatory.tryCompleteElseWatch(delayed, new ArrayList<>(fetchInfos.keySet()));
     }
 
-    /** Counts a fetch's answer per topic, for the partitions this broker hosts. */
-    void recordFetched(Map<TopicPartition, FetchPartitionData> results) {
+    /** Counts a fetch's answer per topic, for the partitions this broker hosts (a follower's bytes as replication bytes out). */
+    void recordFetched(FetchParams params, Map<TopicPartition, FetchPartitionData> results) {
         BrokerTopicMetrics metrics = topicMetrics;
         if (!metrics.isEnabled()) {
             return;
@@ -914,7 +914,11 @@ public final class ReplicaManager implements MetadataPublisher {
         for (Map.Entry<TopicPartition, FetchPartitionData> entry : results.entrySet()) {
             if (partitions.containsKey(entry.getKey())) {
                 FetchPartitionData data = entry.getValue();
-                metrics.recordFetch(entry.getKey().topic(), data.records().sizeInBytes(), data.error() != ErrorCode.NONE);
+                if (params.isFromFollower()) {
+                    metrics.recordFollowerFetch(entry.getKey().topic(), data.records().sizeInBytes(), data.error() != ErrorCode.NONE);
+                } else {
+                    metrics.recordFetch(entry.getKey().topic(), data.records().sizeInBytes(), data.error() != ErrorCode.NONE);
+                }
             }
         }
     }

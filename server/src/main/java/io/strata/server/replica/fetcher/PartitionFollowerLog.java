@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.UUID;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 
 /**
  * A hosted {@link Partition}'s log as its fetcher fills it while this node follows. Appends keep
@@ -19,7 +20,8 @@ import java.util.function.Consumer;
  * fetcher's next Fetch reports the new log end, so a follower counted in the high watermark holds
  * the data on disk, as the leader does. The follower's high watermark only moves forward here
  * (truncation lowers it); every move is reported to {@code onHighWatermark} (delayed consumer
- * fetches on this replica).
+ * fetches on this replica). The bytes of every append are reported to {@code onAppendedBytes}
+ * (Kafka's ReplicationBytesInPerSec).
  *
  * <p>Thread-safe: the log serialises its own changes.
  */
@@ -27,11 +29,13 @@ final class PartitionFollowerLog implements FollowerLog {
     private final Partition partition;
     private final UnifiedLog log;
     private final Consumer<TopicPartition> onHighWatermark;
+    private final LongConsumer onAppendedBytes;
 
-    PartitionFollowerLog(Partition partition, Consumer<TopicPartition> onHighWatermark) {
+    PartitionFollowerLog(Partition partition, Consumer<TopicPartition> onHighWatermark, LongConsumer onAppendedBytes) {
         this.partition = partition;
         this.log = partition.log();
         this.onHighWatermark = onHighWatermark;
+        this.onAppendedBytes = onAppendedBytes;
     }
 
     @Override
@@ -82,6 +86,7 @@ final class PartitionFollowerLog implements FollowerLog {
     @Override
     public long appendAsFollower(MemoryRecords records) throws IOException {
         log.appendAsFollower(records, partition.leaderEpoch());
+        onAppendedBytes.accept(records.sizeInBytes());
         long end = log.logEndOffset();
         if (log.fsyncOnAck()) {
             log.flush(end);

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 
 /**
  * The replica manager's {@link FollowerFetching} over a {@link ReplicaFetcherManager}: a partition
@@ -25,16 +26,28 @@ public final class ReplicaFetchers implements FollowerFetching, AutoCloseable {
     private final ReplicaFetcherManager manager;
     private final AutoCloseable endpoints;
     private final Consumer<TopicPartition> onFollowerHighWatermark;
+    private final LongConsumer replicationBytesIn;
 
     /**
      * @param endpoints               closed after the manager (the leader endpoints' shared connections)
      * @param onFollowerHighWatermark called when a follower's high watermark moved
      */
     public ReplicaFetchers(int localBrokerId, ReplicaFetcherManager manager, AutoCloseable endpoints, Consumer<TopicPartition> onFollowerHighWatermark) {
+        this(localBrokerId, manager, endpoints, onFollowerHighWatermark, bytes -> { });
+    }
+
+    /**
+     * @param endpoints               closed after the manager (the leader endpoints' shared connections)
+     * @param onFollowerHighWatermark called when a follower's high watermark moved
+     * @param replicationBytesIn      told the bytes of every follower append (on the fetcher threads; must not block)
+     */
+    public ReplicaFetchers(int localBrokerId, ReplicaFetcherManager manager, AutoCloseable endpoints, Consumer<TopicPartition> onFollowerHighWatermark,
+                           LongConsumer replicationBytesIn) {
         this.localBrokerId = localBrokerId;
         this.manager = manager;
         this.endpoints = endpoints;
         this.onFollowerHighWatermark = onFollowerHighWatermark;
+        this.replicationBytesIn = replicationBytesIn;
     }
 
     public ReplicaFetcherManager manager() {
@@ -51,7 +64,7 @@ public final class ReplicaFetchers implements FollowerFetching, AutoCloseable {
                 leaderless.add(partition.topicPartition());
             } else {
                 fetch.put(partition.topicPartition(), new InitialFetchState(partition.topicId(), leader, partition.leaderEpoch(),
-                    new PartitionFollowerLog(partition, onFollowerHighWatermark)));
+                    new PartitionFollowerLog(partition, onFollowerHighWatermark, replicationBytesIn)));
             }
         }
         if (!leaderless.isEmpty()) {
