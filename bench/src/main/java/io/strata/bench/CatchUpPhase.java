@@ -1,18 +1,20 @@
 package io.strata.bench;
 
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.DescribeLogDirsOptions;
-import org.apache.kafka.clients.admin.LogDirDescription;
-import org.apache.kafka.clients.admin.ReplicaInfo;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -34,12 +36,14 @@ import java.util.concurrent.atomic.AtomicReference;
  *   <li>The victim is stopped with SIGTERM (a clean shutdown: the ISR shrinks to 2 at once);
  *       then {@code --catchup-mb} MB of {@code --record-size} records are produced with acks=all
  *       (idempotent, batch.size 256 KiB, linger 10 ms), then the node is started again.</li>
- *   <li>Reported: the bytes it is behind (the leaders' replica sizes minus its own, from
- *       DescribeLogDirs before the stop and after the produce); restart → every partition's ISR
- *       holds it again ({@code catchup_isr_s}); restart → its first DescribeLogDirs answer
- *       ({@code catchup_serving_s}); and the rate over the time in between
- *       ({@code catchup_mb_s}, MB = 10^6 bytes), plus the rate over the whole time
- *       ({@code catchup_total_mb_s}).</li>
+ *   <li>Reported: the bytes it is behind ({@code catchup_lag_mb}: its leaders' segment bytes minus
+ *       its own, read from the nodes' log dirs, {@code --data-dirs}); restart → every
+ *       partition's ISR holds it again ({@code catchup_isr_s}, and the lag over that time,
+ *       {@code catchup_total_mb_s}, JVM start included); restart → the first new byte in its log
+ *       dir ({@code catchup_first_byte_s}); first byte → all bytes ({@code catchup_copy_s}) and
+ *       the copy rate over that time ({@code catchup_mb_s}, MB = 10^6 bytes). The log dir is
+ *       sampled every {@link #DISK_POLL_INTERVAL_MS} ms, so a copy shorter than that reads as
+ *       one interval.</li>
  * </ol>
  * A {@link FencingWatch} runs throughout ({@code catchup_live_fenced}).
  *
@@ -48,10 +52,18 @@ import java.util.concurrent.atomic.AtomicReference;
 final class CatchUpPhase {
     private static final int PARTITIONS = 6;
 
+    /** Pause between two samples of the restarted follower's log dir. */
+    private static final long DISK_POLL_INTERVAL_MS = 20;
+
     private final BenchCluster cluster;
+    private final List<Path> dataDirs;
 
     CatchUpPhase(BenchCluster cluster) {
         this.cluster = cluster;
+        this.dataDirs = Arrays.stream(cluster.required("data-dirs").split(",")).map(Path::of).toList();
+        if (dataDirs.size() != cluster.nodeCount()) {
+            throw new IllegalArgumentException("--data-dirs names " + dataDirs.size() + " dirs for " + cluster.nodeCount() + " nodes");
+        }
     }
 
     void run() throws Exception {
@@ -70,7 +82,6 @@ final class CatchUpPhase {
                 cluster.notMeasured("catchup_isr_s", failure);
                 return;
             }
-            Map<TopicPartition, Long> victimSizes = replicaSizes(admin, victim, topic);
             ProcessHandle process = cluster.process(victim);
             watch.expectDown(victim);
             process.destroy(); // SIGTERM: a clean shutdown
@@ -81,10 +92,7 @@ final class CatchUpPhase {
                     cluster.notMeasured("catchup_isr_s", produced);
                     return;
                 }
-                long lagBytes = lagBytes(survivors, topic, victim, victimSizes);
-                long restartNanos = System.nanoTime();
-                cluster.restart(victim);
-                measureCatchUp(survivors, topic, victim, lagBytes, restartNanos);
+                measureCatchUp(survivors, topic, victim);
                 watch.expectUp(victim);
             }
             watch.report(cluster, "catchup");
@@ -143,80 +151,104 @@ final class CatchUpPhase {
         return errors.get() == 0 ? null : errors.get() + " of " + records + " sends failed; first: " + firstError.get();
     }
 
-    /** Σ over partitions of (leader's replica size − the victim's size before it stopped). */
-    private long lagBytes(Admin survivors, String topic, int victim, Map<TopicPartition, Long> victimSizes) throws Exception {
+    /** Bytes of {@code topic}'s partition {@code partition} in node {@code nodeId}'s log dir: its segment (.log) files. */
+    private long diskBytes(int nodeId, String topic, int partition) throws IOException {
+        Path dir = dataDirs.get(nodeId - 1).resolve(topic + "-" + partition);
+        if (!Files.isDirectory(dir)) {
+            return 0;
+        }
+        long bytes = 0;
+        try (DirectoryStream<Path> segments = Files.newDirectoryStream(dir, "*.log")) {
+            for (Path segment : segments) {
+                try {
+                    bytes += Files.size(segment);
+                } catch (NoSuchFileException e) {
+                    // deleted between the listing and the size (a truncation on restart): nothing to count
+                }
+            }
+        }
+        return bytes;
+    }
+
+    /** Per partition, the bytes its leader holds: what the victim must reach. */
+    private long[] leaderBytes(Admin survivors, String topic, int victim) throws IOException {
         TopicDescription description = BenchCluster.describeOrNull(survivors, topic);
         if (description == null) {
-            return -1;
+            throw new IllegalStateException("no description of " + topic + " after the produce");
         }
-        Map<Integer, Map<TopicPartition, Long>> sizesByNode = new HashMap<>();
-        long lag = 0;
+        long[] bytes = new long[PARTITIONS];
         for (TopicPartitionInfo partition : description.partitions()) {
             int leader = partition.leader() == null ? -1 : partition.leader().id();
             if (leader < 0 || leader == victim) {
-                return -1;
+                throw new IllegalStateException("partition " + partition.partition() + " of " + topic + " has leader " + leader
+                    + " with node" + victim + " down");
             }
-            Map<TopicPartition, Long> sizes = sizesByNode.get(leader);
-            if (sizes == null) {
-                sizes = replicaSizes(survivors, leader, topic);
-                sizesByNode.put(leader, sizes);
-            }
-            TopicPartition topicPartition = new TopicPartition(topic, partition.partition());
-            lag += sizes.getOrDefault(topicPartition, 0L) - victimSizes.getOrDefault(topicPartition, 0L);
+            bytes[partition.partition()] = diskBytes(leader, topic, partition.partition());
         }
-        return lag;
+        return bytes;
     }
 
-    private static Map<TopicPartition, Long> replicaSizes(Admin admin, int nodeId, String topic) throws Exception {
-        Map<TopicPartition, Long> sizes = new HashMap<>();
-        Map<String, LogDirDescription> dirs = admin.describeLogDirs(List.of(nodeId)).descriptions().get(nodeId).get(30, TimeUnit.SECONDS);
-        for (LogDirDescription dir : dirs.values()) {
-            for (Map.Entry<TopicPartition, ReplicaInfo> replica : dir.replicaInfos().entrySet()) {
-                if (replica.getKey().topic().equals(topic)) {
-                    sizes.merge(replica.getKey(), replica.getValue().size(), Long::sum);
-                }
-            }
+    /**
+     * Restarts the victim and samples its log dir every {@link #DISK_POLL_INTERVAL_MS} and the
+     * ISR every {@link BenchCluster#POLL_INTERVAL_MS} until both are complete.
+     */
+    private void measureCatchUp(Admin survivors, String topic, int victim) throws Exception {
+        long[] targetBytes = leaderBytes(survivors, topic, victim);
+        long startBytes = 0;
+        long target = 0;
+        for (int partition = 0; partition < PARTITIONS; partition++) {
+            startBytes += Math.min(targetBytes[partition], diskBytes(victim, topic, partition));
+            target += targetBytes[partition];
         }
-        return sizes;
-    }
-
-    private void measureCatchUp(Admin survivors, String topic, int victim, long lagBytes, long restartNanos) throws Exception {
+        long lagBytes = target - startBytes;
+        long restartNanos = System.nanoTime();
+        cluster.restart(victim);
         long deadlineNanos = restartNanos + TimeUnit.MILLISECONDS.toNanos(BenchCluster.CONDITION_TIMEOUT_MS);
-        long servingNanos = -1;
+        long firstByteNanos = -1;
+        long copiedNanos = -1;
+        long isrNanos = -1;
+        long lastIsrPollNanos = 0;
         TopicDescription last = null;
-        while (System.nanoTime() < deadlineNanos) {
-            if (servingNanos < 0 && answersDescribeLogDirs(survivors, victim)) {
-                servingNanos = System.nanoTime();
+        while ((copiedNanos < 0 || isrNanos < 0) && System.nanoTime() < deadlineNanos) {
+            long bytes = 0;
+            boolean complete = true;
+            for (int partition = 0; partition < PARTITIONS; partition++) {
+                long partitionBytes = Math.min(targetBytes[partition], diskBytes(victim, topic, partition));
+                bytes += partitionBytes;
+                complete &= partitionBytes >= targetBytes[partition];
             }
-            last = BenchCluster.describeOrNull(survivors, topic);
-            if (cluster.fullyReplicated(last)) {
-                long isrNanos = System.nanoTime();
-                if (servingNanos < 0) {
-                    servingNanos = isrNanos;
-                }
-                cluster.result("catchup_lag_mb", lagBytes < 0 ? "UNKNOWN" : String.format(Locale.ROOT, "%.1f", lagBytes / 1e6));
-                cluster.result("catchup_isr_s", BenchCluster.seconds(isrNanos - restartNanos));
-                cluster.result("catchup_serving_s", BenchCluster.seconds(servingNanos - restartNanos));
-                if (lagBytes > 0) {
-                    cluster.result("catchup_mb_s", rate(lagBytes, Math.max(1, isrNanos - servingNanos)));
-                    cluster.result("catchup_total_mb_s", rate(lagBytes, isrNanos - restartNanos));
-                }
-                return;
+            long nowNanos = System.nanoTime();
+            if (firstByteNanos < 0 && bytes > startBytes) {
+                firstByteNanos = nowNanos;
             }
-            Thread.sleep(BenchCluster.POLL_INTERVAL_MS);
+            if (copiedNanos < 0 && complete) {
+                copiedNanos = nowNanos;
+            }
+            if (isrNanos < 0 && nowNanos - lastIsrPollNanos >= TimeUnit.MILLISECONDS.toNanos(BenchCluster.POLL_INTERVAL_MS)) {
+                lastIsrPollNanos = nowNanos;
+                last = BenchCluster.describeOrNull(survivors, topic);
+                if (cluster.fullyReplicated(last)) {
+                    isrNanos = System.nanoTime();
+                }
+            }
+            Thread.sleep(DISK_POLL_INTERVAL_MS);
         }
-        cluster.notMeasured("catchup_isr_s", "node" + victim + " not back in every ISR after " + BenchCluster.CONDITION_TIMEOUT_MS
-            + " ms: " + BenchCluster.summary(last));
-    }
-
-    private static boolean answersDescribeLogDirs(Admin admin, int nodeId) {
-        try {
-            admin.describeLogDirs(List.of(nodeId), new DescribeLogDirsOptions().timeoutMs(1_000))
-                .descriptions().get(nodeId).get(2, TimeUnit.SECONDS);
-            return true;
-        } catch (Exception e) {
-            return false;
+        cluster.result("catchup_lag_mb", String.format(Locale.ROOT, "%.1f", lagBytes / 1e6));
+        if (isrNanos < 0) {
+            cluster.notMeasured("catchup_isr_s", "node" + victim + " not back in every ISR after " + BenchCluster.CONDITION_TIMEOUT_MS
+                + " ms: " + BenchCluster.summary(last));
+        } else {
+            cluster.result("catchup_isr_s", BenchCluster.seconds(isrNanos - restartNanos));
+            cluster.result("catchup_total_mb_s", rate(lagBytes, isrNanos - restartNanos));
         }
+        if (firstByteNanos < 0 || copiedNanos < 0) {
+            cluster.notMeasured("catchup_mb_s", "node" + victim + "'s log dir did not reach its leaders' " + target + " bytes (first byte "
+                + (firstByteNanos < 0 ? "never" : "seen") + ")");
+            return;
+        }
+        cluster.result("catchup_first_byte_s", BenchCluster.seconds(firstByteNanos - restartNanos));
+        cluster.result("catchup_copy_s", BenchCluster.seconds(copiedNanos - firstByteNanos));
+        cluster.result("catchup_mb_s", rate(lagBytes, Math.max(TimeUnit.MILLISECONDS.toNanos(DISK_POLL_INTERVAL_MS), copiedNanos - firstByteNanos)));
     }
 
     private static String rate(long bytes, long nanos) {

@@ -50,7 +50,7 @@ final class LatencyPhase {
     }
 
     void run() throws Exception {
-        int rate = cluster.intOption("latency-rate", 5_000);
+        int rate = cluster.intOption("latency-rate", 1_000);
         int seconds = cluster.intOption("latency-seconds", 30);
         int warmupSeconds = cluster.intOption("latency-warmup-seconds", 5);
         int recordSize = cluster.intOption("record-size", 1024);

@@ -18,13 +18,14 @@ import java.util.Map;
  *   --phases P,P              any of latency, failover, catchup, watch (in the order given)
  *   --out FILE                where the RESULT lines are appended
  *
- *   latency:  --latency-rate N (records/s, 5000) --latency-seconds S (30) --latency-warmup-seconds S (5)
+ *   latency:  --latency-rate N (records/s, 1000) --latency-seconds S (30) --latency-warmup-seconds S (5)
  *             --record-size B (1024)
  *   failover: --failover-rounds N (kill -9 rounds of a leader that is not the controller, 3)
  *             --controller-round true|false (one more kill round of a leader that is also the
  *             active controller, true) --pause-s S (SIGSTOP round: the pause, 12; 0 = no round)
  *             --failover-rate N (records/s the producer writes, 1000)
- *   catchup:  --catchup-mb MB (1024) --record-size B (1024)
+ *   catchup:  --catchup-mb MB (1024) --record-size B (1024) --data-dirs D,D,D (each node's log dir, in
+ *             node-id order: the follower's progress is read from its segment files)
  *   watch:    --stop-file F (watch for fenced brokers until F exists) --label L (measure prefix)
  *   await-replicated: --topics T,T (waits until every partition has a leader and a full ISR;
  *             exits 1 with what it saw if that takes longer than 180 s; no RESULT line)
