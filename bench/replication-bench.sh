@@ -36,6 +36,8 @@
 #               (10^6 B of values) and the broker CPU (utime+stime from /proc/PID/stat of the three
 #               node processes, summed) per GB (10^9 B of values) produced. A fencing watch runs
 #               alongside (throughput_live_fenced: brokers reported fenced while all were up).
+#               Then throughput_replicated: whether every node's log dir holds every partition's
+#               bytes (a cluster that reports a full ISR without copying the data fails it).
 #   latency     io.strata.bench.ReplicationBench: a fixed-rate acks=all producer through node 1, a
 #               consumer through node 2, receive - scheduled send, p50/p99/p99.9/max (LatencyPhase).
 #   failover    kill -9 of the leader of a 1-partition RF 3 topic while an idempotent acks=all
@@ -292,6 +294,9 @@ throughput() { # NAME CLUSTER_DIR BASE_PORT
   touch "$WORK/stop-watch"
   wait "$WATCH_PID"
   WATCH_PID=""
+  # Whether the followers really hold what the leaders acknowledged (a full ISR alone does not say).
+  rdriver --name "$name" --bootstrap "$bootstrap" --phases verify-replicas --label throughput --partitions $PARTITIONS \
+    --data-dirs "$(data_dirs_of "$dir")" --topics "$prefix-warmup,$prefix-pp100,$prefix-pp1k,$prefix-kcat100"
 }
 
 # ---- one cluster ----------------------------------------------------------------------------------

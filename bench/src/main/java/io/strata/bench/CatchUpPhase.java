@@ -9,12 +9,7 @@ import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -56,14 +51,11 @@ final class CatchUpPhase {
     private static final long DISK_POLL_INTERVAL_MS = 20;
 
     private final BenchCluster cluster;
-    private final List<Path> dataDirs;
+    private final ReplicaCheck replicas;
 
     CatchUpPhase(BenchCluster cluster) {
         this.cluster = cluster;
-        this.dataDirs = Arrays.stream(cluster.required("data-dirs").split(",")).map(Path::of).toList();
-        if (dataDirs.size() != cluster.nodeCount()) {
-            throw new IllegalArgumentException("--data-dirs names " + dataDirs.size() + " dirs for " + cluster.nodeCount() + " nodes");
-        }
+        this.replicas = new ReplicaCheck(cluster);
     }
 
     void run() throws Exception {
@@ -151,25 +143,6 @@ final class CatchUpPhase {
         return errors.get() == 0 ? null : errors.get() + " of " + records + " sends failed; first: " + firstError.get();
     }
 
-    /** Bytes of {@code topic}'s partition {@code partition} in node {@code nodeId}'s log dir: its segment (.log) files. */
-    private long diskBytes(int nodeId, String topic, int partition) throws IOException {
-        Path dir = dataDirs.get(nodeId - 1).resolve(topic + "-" + partition);
-        if (!Files.isDirectory(dir)) {
-            return 0;
-        }
-        long bytes = 0;
-        try (DirectoryStream<Path> segments = Files.newDirectoryStream(dir, "*.log")) {
-            for (Path segment : segments) {
-                try {
-                    bytes += Files.size(segment);
-                } catch (NoSuchFileException e) {
-                    // deleted between the listing and the size (a truncation on restart): nothing to count
-                }
-            }
-        }
-        return bytes;
-    }
-
     /** Per partition, the bytes its leader holds: what the victim must reach. */
     private long[] leaderBytes(Admin survivors, String topic, int victim) throws IOException {
         TopicDescription description = BenchCluster.describeOrNull(survivors, topic);
@@ -183,7 +156,7 @@ final class CatchUpPhase {
                 throw new IllegalStateException("partition " + partition.partition() + " of " + topic + " has leader " + leader
                     + " with node" + victim + " down");
             }
-            bytes[partition.partition()] = diskBytes(leader, topic, partition.partition());
+            bytes[partition.partition()] = replicas.diskBytes(leader, topic, partition.partition());
         }
         return bytes;
     }
@@ -197,7 +170,7 @@ final class CatchUpPhase {
         long startBytes = 0;
         long target = 0;
         for (int partition = 0; partition < PARTITIONS; partition++) {
-            startBytes += Math.min(targetBytes[partition], diskBytes(victim, topic, partition));
+            startBytes += Math.min(targetBytes[partition], replicas.diskBytes(victim, topic, partition));
             target += targetBytes[partition];
         }
         long lagBytes = target - startBytes;
@@ -213,7 +186,7 @@ final class CatchUpPhase {
             long bytes = 0;
             boolean complete = true;
             for (int partition = 0; partition < PARTITIONS; partition++) {
-                long partitionBytes = Math.min(targetBytes[partition], diskBytes(victim, topic, partition));
+                long partitionBytes = Math.min(targetBytes[partition], replicas.diskBytes(victim, topic, partition));
                 bytes += partitionBytes;
                 complete &= partitionBytes >= targetBytes[partition];
             }

@@ -31,7 +31,8 @@ import java.util.stream.IntStream;
  * Record {@code i} is due at {@code start + i / rate}; its value starts with that due time
  * ({@link System#nanoTime()}, 8 bytes) and {@code i} (8 bytes). Latency = receive − due, so a
  * producer that falls behind its schedule shows in the figure (no coordinated omission). Only
- * the records after the warm-up count: p50 / p99 / p99.9 / max and how many never arrived.
+ * the records after the warm-up count: p50 / p99 / p99.9 / max and how many never arrived. With
+ * {@code --data-dirs}, {@link ReplicaCheck} then reports whether every node holds the topic's data.
  *
  * <p>Threads: the phase's thread sends; one consumer thread polls. Memory is one {@code long} per
  * record ({@link #RECORDS_MAX} at most).
@@ -80,6 +81,13 @@ final class LatencyPhase {
             boolean drained = receiver.awaitReceived(total);
             receiver.stop(); // the array is read after the consumer thread ended
             report(latencyNanos, (int) ((long) rate * warmupSeconds), total, sendErrors, drained, rate, recordSize);
+            if (cluster.option("data-dirs", null) != null) {
+                String unreplicated = new ReplicaCheck(cluster).awaitReplicated(topic, PARTITIONS);
+                cluster.result("latency_replicated", unreplicated == null ? "yes" : "no");
+                if (unreplicated != null) {
+                    cluster.result("latency_replicated_detail", unreplicated);
+                }
+            }
         } finally {
             receiver.stop();
         }

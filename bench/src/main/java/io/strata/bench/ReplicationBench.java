@@ -29,6 +29,8 @@ import java.util.Map;
  *   watch:    --stop-file F (watch for fenced brokers until F exists) --label L (measure prefix)
  *   await-replicated: --topics T,T (waits until every partition has a leader and a full ISR;
  *             exits 1 with what it saw if that takes longer than 180 s; no RESULT line)
+ *   verify-replicas: --topics T,T --partitions N (6) --data-dirs D,D,D --label L: whether every
+ *             node's log dir holds all of each partition's bytes ({@link ReplicaCheck})
  * </pre>
  *
  * <p>Every phase creates its own topics (RF 3, {@code min.insync.replicas=2}); the clients run
@@ -50,6 +52,7 @@ public final class ReplicationBench {
                 case "catchup" -> new CatchUpPhase(cluster).run();
                 case "watch" -> FencingWatch.watchUntilStopFile(cluster);
                 case "await-replicated" -> awaitReplicated(cluster);
+                case "verify-replicas" -> ReplicaCheck.verifyPhase(cluster);
                 default -> throw new IllegalArgumentException("unknown phase '" + phase + "'");
             }
         }
