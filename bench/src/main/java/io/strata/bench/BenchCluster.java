@@ -235,7 +235,9 @@ final class BenchCluster {
         if (sorted.length == 0) {
             throw new IllegalArgumentException("percentile of no values: percent=" + percent);
         }
-        int rank = (int) Math.ceil(percent / 100.0 * sorted.length);
+        // The epsilon: 99.9 is not exact in binary, and 99.9 / 100 * 1000 is 999.0000000000001,
+        // whose ceiling would be rank 1000 instead of 999.
+        int rank = (int) Math.ceil(percent / 100.0 * sorted.length - 1e-9);
         return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
     }
 

@@ -24,9 +24,21 @@ final class ReplicaCheck {
     private static final long SETTLE_TIMEOUT_MS = 30_000;
 
     private final List<Path> dataDirs;
+    private final long settleTimeoutMs;
 
+    /** Node N's log dir is {@code dataDirs.get(N - 1)}. */
+    ReplicaCheck(List<Path> dataDirs, long settleTimeoutMs) {
+        if (dataDirs.isEmpty() || settleTimeoutMs < 0) {
+            throw new IllegalArgumentException("need log dirs and a non-negative timeout: dataDirs=" + dataDirs
+                + " settleTimeoutMs=" + settleTimeoutMs);
+        }
+        this.dataDirs = List.copyOf(dataDirs);
+        this.settleTimeoutMs = settleTimeoutMs;
+    }
+
+    /** From {@code --data-dirs}, one per node, waiting up to {@link #SETTLE_TIMEOUT_MS}. */
     ReplicaCheck(BenchCluster cluster) {
-        this.dataDirs = Arrays.stream(cluster.required("data-dirs").split(",")).map(Path::of).toList();
+        this(Arrays.stream(cluster.required("data-dirs").split(",")).map(Path::of).toList(), SETTLE_TIMEOUT_MS);
         if (dataDirs.size() != cluster.nodeCount()) {
             throw new IllegalArgumentException("--data-dirs names " + dataDirs.size() + " dirs for " + cluster.nodeCount() + " nodes");
         }
@@ -54,10 +66,10 @@ final class ReplicaCheck {
     /**
      * Waits until every node holds as many bytes of each of {@code partitions} partitions of
      * {@code topic} as its fullest replica; null, or the worst partition seen when
-     * {@link #SETTLE_TIMEOUT_MS} passed.
+     * the settle timeout passed.
      */
     String awaitReplicated(String topic, int partitions) throws IOException, InterruptedException {
-        long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_TIMEOUT_MS);
+        long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settleTimeoutMs);
         while (true) {
             String worst = null;
             for (int partition = 0; partition < partitions && worst == null; partition++) {
