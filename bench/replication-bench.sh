@@ -120,6 +120,7 @@ LAUNCHER_PID=""
 KAFKA_PID=""
 STRATA_PID=""
 WATCH_PID=""
+DRIVER_PID=""
 
 # Every node process this script (or the driver, through restart-node.sh) started has its pid in
 # WORK/<cluster>/node-N/server.pid; the Strata launcher's is LAUNCHER_PID.
@@ -135,6 +136,7 @@ stop_nodes() { # CLUSTER_DIR
 }
 cleanup() {
   trap - EXIT INT TERM
+  stop_pid "$DRIVER_PID"
   stop_pid "$WATCH_PID"
   stop_pid "$LAUNCHER_PID"
   local dir
@@ -170,8 +172,16 @@ pid_files_of() { # CLUSTER_DIR
 result() { echo "RESULT $1 $2 $3" | tee -a "$RESULTS"; } # CLUSTER MEASURE VALUE
 
 # The Java drivers (kafka-clients' SLF4J has no provider in the jar: its warning is dropped).
+# Run in the background and waited for, so that an INT or TERM reaches the trap at once (bash runs a
+# trap only after the foreground command ends) and cleanup stops the driver (DRIVER_PID).
 java_driver() { # CLASS ARGS...
-  java -Xmx1g -Xms64m -cp "$BENCH/target/benchmarks.jar" "$@" 9>&- 2> >(grep -v '^SLF4J' >&2)
+  local rc
+  java -Xmx1g -Xms64m -cp "$BENCH/target/benchmarks.jar" "$@" 9>&- 2> >(grep -v '^SLF4J' >&2) &
+  DRIVER_PID=$!
+  wait "$DRIVER_PID"
+  rc=$?
+  DRIVER_PID=""
+  return $rc
 }
 rdriver() { java_driver io.strata.bench.ReplicationBench --out "$RESULTS" "$@"; }
 kafka_tool() { # CLASS ARGS...: one of Kafka's command-line tools, with its bin/ script's heap
@@ -282,7 +292,10 @@ throughput() { # NAME CLUSTER_DIR BASE_PORT
     --topics "$prefix-warmup,$prefix-pp100,$prefix-pp1k,$prefix-kcat100" \
     || { result "$name" tp_topics_replicated "NOT_MEASURED the_topics_never_had_a_full_ISR"; return 1; }
   rm -f "$WORK/stop-watch"
-  rdriver --name "$name" --bootstrap "$bootstrap" --phases watch --stop-file "$WORK/stop-watch" --label throughput &
+  # Started as java itself (not through rdriver in a subshell), so that WATCH_PID is the JVM's pid.
+  java -Xmx256m -Xms32m -cp "$BENCH/target/benchmarks.jar" io.strata.bench.ReplicationBench --out "$RESULTS" \
+    --name "$name" --bootstrap "$bootstrap" --phases watch --stop-file "$WORK/stop-watch" --label throughput \
+    9>&- 2>"$RES/logs/$name-watch.err" &
   WATCH_PID=$!
   # Unmeasured warm-up (the JIT of freshly started brokers costs CPU-seconds of its own): half the
   # 100 B ProducerPerformance run and one kcat run, to a topic of their own.
