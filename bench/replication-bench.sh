@@ -444,10 +444,20 @@ for cluster in $ORDER; do
   esac
 done
 
-# Strata / Kafka for every measure both clusters reported as a plain number.
+# Strata / Kafka for every measure both clusters reported as a plain number; none for a phase whose
+# data a cluster did not replicate (its figures are not replication figures).
 awk '$1 == "RESULT" && ($2 == "strata" || $2 == "kafka") && $4 ~ /^[0-9.]+$/ && NF == 4 { v[$2, $3] = $4; m[$3] = 1 }
-     END { for (k in m) if ((("strata", k) in v) && (("kafka", k) in v) && v["kafka", k] + 0 > 0)
-             printf "RESULT ratio %s %.2f\n", k, v["strata", k] / v["kafka", k] }' "$RESULTS" | sort | tee -a "$RESULTS"
+     $1 == "RESULT" && $3 == "throughput_replicated" && $4 == "no" { bad["tp_"] = bad["tp_"] "_" $2 }
+     $1 == "RESULT" && $3 == "latency_replicated" && $4 == "no" { bad["latency_"] = bad["latency_"] "_" $2 }
+     END {
+       for (p in bad) printf "RESULT ratio %s* NOT_MEASURED not_replicated_by%s\n", p, bad[p]
+       for (k in m) {
+         skip = 0
+         for (p in bad) if (index(k, p) == 1) skip = 1
+         if (!skip && (("strata", k) in v) && (("kafka", k) in v) && v["kafka", k] + 0 > 0)
+           printf "RESULT ratio %s %.2f\n", k, v["strata", k] / v["kafka", k]
+       }
+     }' "$RESULTS" | sort | tee -a "$RESULTS"
 
 mkdir -p "$BENCH/target"
 cp "$RESULTS" "$BENCH/target/replication-bench-results.txt"
