@@ -37,11 +37,18 @@ import java.util.concurrent.TimeUnit;
 final class FailoverPhase {
     /** Acks the stamper must have had before the victim is hit, in seconds of its rate. */
     private static final int STEADY_SECONDS = 2;
+    /**
+     * Longest wait for a victim to be back in the ISR (Kafka: 11–14 s, JVM start included). A
+     * round whose victim does not rejoin ends the phase: the next round needs a full ISR.
+     */
+    private static final long REJOIN_TIMEOUT_MS = 90_000;
 
     private enum Kind { KILL, CONTROLLER_KILL, PAUSE }
 
     private final BenchCluster cluster;
     private final int rate;
+    /** Why the remaining rounds are skipped (a victim did not rejoin), or null. */
+    private String skipReason;
 
     FailoverPhase(BenchCluster cluster) {
         this.cluster = cluster;
@@ -56,10 +63,9 @@ final class FailoverPhase {
         try (FencingWatch watch = new FencingWatch(cluster); Admin admin = cluster.admin(cluster.allBootstrap())) {
             for (int round = 1; round <= rounds; round++) {
                 long nanos = round(admin, watch, Kind.KILL, "failover_kill" + round, round, 0);
-                if (nanos < 0) {
-                    break;
+                if (nanos >= 0) {
+                    killNanos.add(nanos);
                 }
-                killNanos.add(nanos);
             }
             if (controllerRound) {
                 round(admin, watch, Kind.CONTROLLER_KILL, "failover_controller_kill", 0, 0);
@@ -79,6 +85,10 @@ final class FailoverPhase {
 
     /** One round; mark → next ack in nanoseconds, or -1 when it was not measured (reported). */
     private long round(Admin admin, FencingWatch watch, Kind kind, String measure, int rotation, int pauseSeconds) throws Exception {
+        if (skipReason != null) {
+            cluster.notMeasured(measure + "_s", "skipped: " + skipReason);
+            return -1;
+        }
         int controller = admin.describeMetadataQuorum().quorumInfo().get(30, TimeUnit.SECONDS).leaderId();
         int victim = kind == Kind.CONTROLLER_KILL ? controller : nonController(controller, rotation);
         List<Integer> replicas = new ArrayList<>(List.of(victim));
@@ -122,7 +132,8 @@ final class FailoverPhase {
             String rejoin = awaitInIsr(survivors, topic, victim);
             if (rejoin != null) {
                 cluster.notMeasured(measure + "_rejoin_s", rejoin);
-                return -1;
+                skipReason = "node" + victim + " did not rejoin the ISR after " + measure;
+                return outcome.ackNanos < 0 ? -1 : outcome.ackNanos - markNanos;
             }
             watch.expectUp(victim);
             cluster.result(measure + "_rejoin_s", BenchCluster.seconds(System.nanoTime() - rejoinStartNanos));
@@ -217,7 +228,7 @@ final class FailoverPhase {
     }
 
     private static String awaitInIsr(Admin admin, String topic, int nodeId) throws InterruptedException {
-        long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(BenchCluster.CONDITION_TIMEOUT_MS);
+        long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(REJOIN_TIMEOUT_MS);
         TopicDescription last = null;
         while (System.nanoTime() < deadlineNanos) {
             last = BenchCluster.describeOrNull(admin, topic);
@@ -229,7 +240,7 @@ final class FailoverPhase {
             }
             Thread.sleep(BenchCluster.POLL_INTERVAL_MS);
         }
-        return "node" + nodeId + " not back in the ISR of " + topic + " after " + BenchCluster.CONDITION_TIMEOUT_MS + " ms: "
+        return "node" + nodeId + " not back in the ISR of " + topic + " after " + REJOIN_TIMEOUT_MS + " ms: "
             + BenchCluster.summary(last);
     }
 
