@@ -26,7 +26,8 @@ import java.util.concurrent.TimeUnit;
  *       {@code --pause-s} later (past Kafka's 9 s broker session timeout);</li>
  *   <li>reports mark → first ack of a record sent after the mark ({@code _s}), mark → the
  *       partition shows another leader ({@code _leader_s}, Admin through the survivors) and
- *       mark → the victim is reported fenced ({@code _fenced_s}, {@link FencingWatch});</li>
+ *       mark → the victim is reported fenced ({@code _fenced_s}, {@link FencingWatch}); pause
+ *       round: also SIGCONT → that ack ({@code _resume_to_ack_s}) when it came after the resume;</li>
  *   <li>kill round: starts the node again; both: waits until it is back in the ISR ({@code _rejoin_s}).</li>
  * </ol>
  * A {@link FencingWatch} runs through all rounds: a fencing of any node that is not the current
@@ -198,6 +199,11 @@ final class FailoverPhase {
         if (kind == Kind.PAUSE) {
             detail += ",resumed_after_s=" + BenchCluster.seconds(outcome.resumedNanos - markNanos)
                 + ",ack_while_paused=" + (outcome.ackNanos > 0 && outcome.ackNanos < outcome.resumedNanos);
+            // The client's request to the paused leader stays in flight (request.timeout.ms 30 s),
+            // so the ack usually follows the resume: how soon it does is the resumed broker's part.
+            if (outcome.ackNanos > 0 && outcome.ackNanos >= outcome.resumedNanos) {
+                cluster.result(measure + "_resume_to_ack_s", BenchCluster.seconds(outcome.ackNanos - outcome.resumedNanos));
+            }
         }
         cluster.result(measure + "_detail", detail);
     }
