@@ -9,6 +9,7 @@
 #   --pp-small-records N     ProducerPerformance records of 100 B (default 1000000)
 #   --pp-large-records N     ProducerPerformance records of 1 KiB (default 500000)
 #   --kcat-records N         kcat records of 100 B (default 1000000, the issue's baseline)
+#   --kcat-large-records N   kcat records of 1 KiB (default 200000)
 #   --latency-rate N         end-to-end latency: records/s of 1 KiB (default 1000: Kafka's acks=all RF 3
 #                            saturates near 5,000/s of 1 KiB with the Java client's defaults on 2 cores)
 #   --latency-seconds S      end-to-end latency: measured seconds (default 30, after 5 s of warm-up)
@@ -31,8 +32,8 @@
 #               kafka-topics, org.apache.kafka.tools.TopicCommand); after an unmeasured warm-up,
 #               Kafka's kafka-producer-perf-test (org.apache.kafka.tools.ProducerPerformance,
 #               acks=all, enable.idempotence=true, --throughput -1) with N x 100 B and N x 1 KiB, and
-#               `kcat -P -X acks=all` of N pre-generated 100-byte lines (the issue's baseline; every
-#               record is checked to have arrived from the end offsets). Reported: records/s, MB/s
+#               `kcat -P -X acks=all` of N pre-generated 100-byte lines (the issue's baseline) and of
+#               N 1024-byte lines (every record is checked to have arrived from the end offsets). Reported: records/s, MB/s
 #               (10^6 B of values) and the broker CPU (utime+stime from /proc/PID/stat of the three
 #               node processes, summed) per GB (10^9 B of values) produced. A fencing watch runs
 #               alongside (throughput_live_fenced: brokers reported fenced while all were up).
@@ -75,6 +76,7 @@ PHASES=throughput,latency,failover,catchup
 PP_SMALL_RECORDS=1000000
 PP_LARGE_RECORDS=500000
 KCAT_RECORDS=1000000
+KCAT_LARGE_RECORDS=200000
 LATENCY_RATE=1000
 LATENCY_SECONDS=30
 FAILOVER_ROUNDS=3
@@ -92,6 +94,7 @@ while (( $# )); do
     --pp-small-records) PP_SMALL_RECORDS=$2; shift ;;
     --pp-large-records) PP_LARGE_RECORDS=$2; shift ;;
     --kcat-records) KCAT_RECORDS=$2; shift ;;
+    --kcat-large-records) KCAT_LARGE_RECORDS=$2; shift ;;
     --latency-rate) LATENCY_RATE=$2; shift ;;
     --latency-seconds) LATENCY_SECONDS=$2; shift ;;
     --failover-rounds) FAILOVER_ROUNDS=$2; shift ;;
@@ -249,7 +252,7 @@ produce_row() {
            --command-property "bootstrap.servers=$bootstrap" acks=all enable.idempotence=true) ;;
     kcat)
       cmd=(kcat -P -b "$bootstrap" -t "$topic" -X acks=all)
-      stdin="$WORK/lines.txt" ;;
+      stdin="$WORK/lines-$size.txt" ;;
   esac
   c0=$(node_cpu_ticks "$dir")
   local TIMEFORMAT='%3R'
@@ -285,11 +288,11 @@ throughput() { # NAME CLUSTER_DIR BASE_PORT
   local name=$1 dir=$2 bootstrap t prefix="tp-$(date +%s)"
   bootstrap=$(bootstrap_of "$3")
   log "$name: throughput (RF $NODES, $PARTITIONS partitions, acks=all)"
-  for t in warmup pp100 pp1k kcat100; do
+  for t in warmup pp100 pp1k kcat100 kcat1k; do
     create_topic "$bootstrap" "$prefix-$t" || { result "$name" tp_create_topics "NOT_MEASURED see_logs/topics.log"; return 1; }
   done
   rdriver --name "$name" --bootstrap "$bootstrap" --phases await-replicated \
-    --topics "$prefix-warmup,$prefix-pp100,$prefix-pp1k,$prefix-kcat100" \
+    --topics "$prefix-warmup,$prefix-pp100,$prefix-pp1k,$prefix-kcat100,$prefix-kcat1k" \
     || { result "$name" tp_topics_replicated "NOT_MEASURED the_topics_never_had_a_full_ISR"; return 1; }
   rm -f "$WORK/stop-watch"
   # Started as java itself (not through rdriver in a subshell), so that WATCH_PID is the JVM's pid.
@@ -304,12 +307,13 @@ throughput() { # NAME CLUSTER_DIR BASE_PORT
   produce_row "$name" "$dir" "$bootstrap" pp_100B ProducerPerformance 100 "$PP_SMALL_RECORDS" "$prefix-pp100" 1
   produce_row "$name" "$dir" "$bootstrap" pp_1KiB ProducerPerformance 1024 "$PP_LARGE_RECORDS" "$prefix-pp1k" 1
   produce_row "$name" "$dir" "$bootstrap" kcat_100B kcat 100 "$KCAT_RECORDS" "$prefix-kcat100" 1
+  produce_row "$name" "$dir" "$bootstrap" kcat_1KiB kcat 1024 "$KCAT_LARGE_RECORDS" "$prefix-kcat1k" 1
   touch "$WORK/stop-watch"
   wait "$WATCH_PID"
   WATCH_PID=""
   # Whether the followers really hold what the leaders acknowledged (a full ISR alone does not say).
   rdriver --name "$name" --bootstrap "$bootstrap" --phases verify-replicas --label throughput --partitions $PARTITIONS \
-    --data-dirs "$(data_dirs_of "$dir")" --topics "$prefix-warmup,$prefix-pp100,$prefix-pp1k,$prefix-kcat100"
+    --data-dirs "$(data_dirs_of "$dir")" --topics "$prefix-warmup,$prefix-pp100,$prefix-pp1k,$prefix-kcat100,$prefix-kcat1k"
 }
 
 # ---- one cluster ----------------------------------------------------------------------------------
@@ -421,8 +425,9 @@ if [[ " $ORDER " == *" strata "* ]]; then
   prepare_strata
 fi
 if want throughput; then
-  log "writing $KCAT_RECORDS 100-byte lines for kcat"
-  head -c $(( KCAT_RECORDS * 75 + 300 )) /dev/urandom | base64 -w 100 | head -n "$KCAT_RECORDS" >"$WORK/lines.txt"
+  log "writing $KCAT_RECORDS 100-byte and $KCAT_LARGE_RECORDS 1024-byte lines for kcat"
+  head -c $(( KCAT_RECORDS * 75 + 300 )) /dev/urandom | base64 -w 100 | head -n "$KCAT_RECORDS" >"$WORK/lines-100.txt"
+  head -c $(( KCAT_LARGE_RECORDS * 768 + 3000 )) /dev/urandom | base64 -w 1024 | head -n "$KCAT_LARGE_RECORDS" >"$WORK/lines-1024.txt"
 fi
 
 {
@@ -432,7 +437,7 @@ fi
   echo "# strata: $STRATA_LABEL; tree $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . || echo '+dirty')"
   echo "# kafka: Apache Kafka $BENCH_KAFKA_VERSION; kcat $(kcat -V 2>&1 | sed -n 's/^Version \([^ ]*\) .*librdkafka \([^ ]*\) .*/\1 (librdkafka \2)/p')"
   echo "# load: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "# phases: $PHASES; records: ProducerPerformance $PP_SMALL_RECORDS x 100 B, $PP_LARGE_RECORDS x 1 KiB; kcat $KCAT_RECORDS x 100 B;" \
+  echo "# phases: $PHASES; records: ProducerPerformance $PP_SMALL_RECORDS x 100 B, $PP_LARGE_RECORDS x 1 KiB; kcat $KCAT_RECORDS x 100 B, $KCAT_LARGE_RECORDS x 1 KiB;" \
     "latency $LATENCY_RATE/s x 1 KiB x ${LATENCY_SECONDS} s; failover $FAILOVER_ROUNDS+1 kills, pause ${PAUSE_S} s; catch-up $CATCHUP_MB MB"
 } | tee "$RESULTS" >&2
 
