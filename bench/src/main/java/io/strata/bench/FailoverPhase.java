@@ -28,7 +28,9 @@ import java.util.concurrent.TimeUnit;
  *       partition shows another leader ({@code _leader_s}, Admin through the survivors) and
  *       mark → the victim is reported fenced ({@code _fenced_s}, {@link FencingWatch}); pause
  *       round: also SIGCONT → that ack ({@code _resume_to_ack_s}) when it came after the resume;</li>
- *   <li>kill round: starts the node again; both: waits until it is back in the ISR ({@code _rejoin_s}).</li>
+ *   <li>kill round: starts the node again; both: waits until it is back in the ISR ({@code _rejoin_s}).
+ *       A victim never seen out of the ISR after the mark (Kafka removes a fenced broker from every
+ *       ISR), or not back within {@link #REJOIN_TIMEOUT_MS}, is reported and ends the rounds.</li>
  * </ol>
  * A {@link FencingWatch} runs through all rounds: a fencing of any node that is not the current
  * victim is reported as {@code failover_live_fenced}.
@@ -130,10 +132,12 @@ final class FailoverPhase {
                 cluster.restart(victim);
             }
             long rejoinStartNanos = System.nanoTime();
-            String rejoin = awaitInIsr(survivors, topic, victim);
+            // A victim never seen out of the ISR would "rejoin" at once: no figure rather than a false one.
+            String rejoin = outcome.leftIsr ? awaitInIsr(survivors, topic, victim)
+                : "node" + victim + " was never seen out of the ISR of " + topic + " before the round's end";
             if (rejoin != null) {
                 cluster.notMeasured(measure + "_rejoin_s", rejoin);
-                skipReason = "node" + victim + " did not rejoin the ISR after " + measure;
+                skipReason = measure + ": " + rejoin;
                 return outcome.ackNanos < 0 ? -1 : outcome.ackNanos - markNanos;
             }
             watch.expectUp(victim);
@@ -142,8 +146,8 @@ final class FailoverPhase {
         }
     }
 
-    /** What the round saw after the mark; -1 = not seen. */
-    private record Outcome(long ackNanos, long leaderNanos, long resumedNanos, int newLeader) {
+    /** What the round saw after the mark; -1 = not seen; leftIsr: the victim was seen out of the ISR. */
+    private record Outcome(long ackNanos, long leaderNanos, long resumedNanos, int newLeader, boolean leftIsr) {
     }
 
     /** Waits for the next ack and the new leader (and resumes a paused victim on time). */
@@ -154,19 +158,22 @@ final class FailoverPhase {
         long resumedNanos = -1;
         long leaderNanos = -1;
         int newLeader = -1;
+        boolean leftIsr = false;
         try {
             while (System.nanoTime() < deadlineNanos) {
                 if (resumeAtNanos > 0 && resumedNanos < 0 && System.nanoTime() >= resumeAtNanos) {
                     cluster.signal(victim, "CONT");
                     resumedNanos = System.nanoTime();
                 }
-                if (leaderNanos < 0) {
+                if (leaderNanos < 0 || !leftIsr) {
                     TopicDescription description = BenchCluster.describeOrNull(survivors, topic);
-                    Node leader = description == null ? null : description.partitions().get(0).leader();
-                    if (leader != null && leader.id() >= 0 && leader.id() != victim) {
+                    TopicPartitionInfo partition = description == null ? null : description.partitions().get(0);
+                    Node leader = partition == null ? null : partition.leader();
+                    if (leaderNanos < 0 && leader != null && leader.id() >= 0 && leader.id() != victim) {
                         leaderNanos = System.nanoTime();
                         newLeader = leader.id();
                     }
+                    leftIsr |= partition != null && partition.isr().stream().noneMatch(node -> node.id() == victim);
                 }
                 boolean resumedOrKilled = resumeAtNanos < 0 || resumedNanos > 0;
                 if (stamper.firstAckAfterMarkNanos() > 0 && leaderNanos > 0 && resumedOrKilled) {
@@ -180,7 +187,7 @@ final class FailoverPhase {
                 resumedNanos = System.nanoTime();
             }
         }
-        return new Outcome(stamper.firstAckAfterMarkNanos(), leaderNanos, resumedNanos, newLeader);
+        return new Outcome(stamper.firstAckAfterMarkNanos(), leaderNanos, resumedNanos, newLeader, leftIsr);
     }
 
     private void report(String measure, Kind kind, Outcome outcome, FencingWatch watch, AckStamper stamper,
@@ -195,7 +202,7 @@ final class FailoverPhase {
         long fencedNanos = watch.firstFencedNanos(victim);
         cluster.result(measure + "_fenced_s", fencedNanos < 0 ? "NOT_SEEN" : BenchCluster.seconds(fencedNanos - markNanos));
         String detail = "victim=node" + victim + ",controller=node" + controller + ",new_leader=node" + outcome.newLeader
-            + ",acks_before=" + acksBefore + ",send_errors=" + stamper.errors();
+            + ",left_isr=" + outcome.leftIsr + ",acks_before=" + acksBefore + ",send_errors=" + stamper.errors();
         if (kind == Kind.PAUSE) {
             detail += ",resumed_after_s=" + BenchCluster.seconds(outcome.resumedNanos - markNanos)
                 + ",ack_while_paused=" + (outcome.ackNanos > 0 && outcome.ackNanos < outcome.resumedNanos);
