@@ -1,5 +1,7 @@
 package io.strata.metadata;
 
+import io.strata.protocol.message.AlterPartitionRequestData;
+import io.strata.protocol.message.AlterPartitionResponseData;
 import io.strata.protocol.message.BrokerHeartbeatRequestData;
 import io.strata.protocol.message.BrokerHeartbeatResponseData;
 import io.strata.protocol.message.BrokerRegistrationRequestData;
@@ -62,6 +64,17 @@ public interface ControllerApi {
      * held, as when fenced); BROKER_ID_NOT_REGISTERED if no broker of that id is registered.
      */
     CompletableFuture<UnregisterBrokerResponseData> unregisterBroker(int brokerId);
+
+    /**
+     * AlterPartition (key 56, v2-3) from a partition leader: ISR changes and leader recovery
+     * state, validated and answered as Kafka's controller does (see
+     * {@link ReplicationControl#alterPartition}). A top-level STALE_BROKER_EPOCH or NOT_CONTROLLER
+     * answers nothing per partition; {@code version} selects the version-dependent error codes.
+     */
+    default CompletableFuture<AlterPartitionResponseData> alterPartition(AlterPartitionRequestData request, short version) {
+        // A default so test doubles written before AlterPartition keep compiling; both real implementations override it.
+        return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getName() + " does not serve AlterPartition"));
+    }
 
     /** UpdateFeatures; see {@link FeatureUpdates}. */
     CompletableFuture<FeatureUpdates.Result> updateFeatures(Map<String, FeatureUpdates.Update> updates, Map<String, short[]> supported,

@@ -40,9 +40,13 @@ import java.util.UUID;
  *       unknown broker) is ignored. (Kafka's image treats that case as a fatal replay error;
  *       Strata ignores it, see {@code brokerWithEpoch}.) BrokerRegistrationChange's Fenced is
  *       1 fence, -1 unfence, 0 unchanged; InControlledShutdown 1 sets the flag, 0 unchanged.</li>
- *   <li>PartitionChange: a field at its default is unchanged (Leader -2, Isr/Replicas null);
- *       Leader -1 means no leader. A record that names a Leader (even the current one) bumps the
- *       leader epoch; every PartitionChange bumps the partition epoch.</li>
+ *   <li>PartitionChange: a field at its default is unchanged (Leader -2, lists null,
+ *       LeaderRecoveryState -1); Leader -1 means no leader. A record that names a Leader (even the
+ *       current one) bumps the leader epoch; every PartitionChange bumps the partition epoch
+ *       ({@link PartitionRegistration#merge}).</li>
+ *   <li>ClearElr: empties the ELR and LastKnownElr of every partition of the named topic (every
+ *       topic for an empty name) that has any, as a PartitionChange would (partition epoch + 1,
+ *       Kafka's replay); an unknown topic name is a replay error.</li>
  *   <li>RegisterController: replaces the controller's entry in {@link #controllers()}.</li>
  *   <li>NoOp: nothing but the offset.</li>
  * </ul>
@@ -187,10 +191,11 @@ public final class MetadataImage {
                 putTopic(new TopicImage(topic.name(), topic.topicId(), Map.of()));
             } else if (record instanceof PartitionRecord partition) {
                 TopicImage topic = topicById(partition.topicId());
-                partitionsOf(topic).put(partition.partitionId(), new PartitionRegistration(toArray(partition.replicas()), toArray(partition.isr()),
-                    partition.leader(), partition.leaderEpoch(), partition.partitionEpoch()));
+                partitionsOf(topic).put(partition.partitionId(), PartitionRegistration.of(partition));
             } else if (record instanceof PartitionChangeRecord change) {
                 applyPartitionChange(change);
+            } else if (record instanceof io.strata.metadata.record.ClearElrRecord clear) {
+                applyClearElr(clear);
             } else if (record instanceof RemoveTopicRecord remove) {
                 TopicImage topic = topicById(remove.topicId());
                 touchedPartitions.remove(topic.id());
@@ -304,11 +309,32 @@ public final class MetadataImage {
             if (current == null) {
                 throw new IllegalStateException("change for unknown partition " + change.partitionId() + " of " + topic.name());
             }
-            int[] replicas = change.replicas() != null ? toArray(change.replicas()) : current.replicas();
-            int[] isr = change.isr() != null ? toArray(change.isr()) : current.isr();
-            int leader = change.leader() != -2 ? change.leader() : current.leader();
-            int leaderEpoch = change.leader() != -2 ? current.leaderEpoch() + 1 : current.leaderEpoch();
-            partitions.put(change.partitionId(), new PartitionRegistration(replicas, isr, leader, leaderEpoch, current.partitionEpoch() + 1));
+            partitions.put(change.partitionId(), current.merge(change));
+        }
+
+        private void applyClearElr(io.strata.metadata.record.ClearElrRecord clear) {
+            List<TopicImage> topics = new ArrayList<>();
+            if (clear.topicName().isEmpty()) {
+                byName();
+                topics.addAll(byId.values());
+            } else {
+                TopicImage topic = byName().get(clear.topicName());
+                if (topic == null) {
+                    throw new IllegalStateException("ClearElrRecord for unknown topic " + clear.topicName());
+                }
+                topics.add(topic);
+            }
+            for (TopicImage topic : topics) {
+                Map<Integer, PartitionRegistration> current = touchedPartitions.containsKey(topic.id()) ? touchedPartitions.get(topic.id())
+                    : topic.partitions();
+                for (Map.Entry<Integer, PartitionRegistration> entry : new ArrayList<>(current.entrySet())) {
+                    PartitionRegistration partition = entry.getValue();
+                    if (partition.elr().length > 0 || partition.lastKnownElr().length > 0) {
+                        partitionsOf(topic).put(entry.getKey(), partition.merge(new PartitionChangeRecord().setTopicId(topic.id())
+                            .setPartitionId(entry.getKey()).setEligibleLeaderReplicas(List.of()).setLastKnownElr(List.of())));
+                    }
+                }
+            }
         }
 
         private Map<ConfigResource, Map<String, String>> configs() {
@@ -397,15 +423,7 @@ public final class MetadataImage {
     }
 
     private static PartitionRecord partitionRecord(UUID topicId, int index, PartitionRegistration partition) {
-        PartitionRecord record = new PartitionRecord().setTopicId(topicId).setPartitionId(index).setLeader(partition.leader())
-            .setLeaderEpoch(partition.leaderEpoch()).setPartitionEpoch(partition.partitionEpoch());
-        for (int replica : partition.replicas()) {
-            record.replicas().add(replica);
-        }
-        for (int replica : partition.isr()) {
-            record.isr().add(replica);
-        }
-        return record;
+        return partition.toRecord(topicId, index);
     }
 
     /** Equal images: same offset, topics (with partitions), configurations, features, brokers, controllers and next producer id. */

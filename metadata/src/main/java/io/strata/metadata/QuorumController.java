@@ -18,6 +18,8 @@ import io.strata.metadata.record.TopicRecord;
 import io.strata.protocol.ApiMessage;
 import io.strata.protocol.ErrorCode;
 import io.strata.protocol.Uuids;
+import io.strata.protocol.message.AlterPartitionRequestData;
+import io.strata.protocol.message.AlterPartitionResponseData;
 import io.strata.protocol.message.BrokerHeartbeatRequestData;
 import io.strata.protocol.message.BrokerHeartbeatResponseData;
 import io.strata.protocol.message.BrokerRegistrationRequestData;
@@ -98,6 +100,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
     /** While active: the offset the next appended batch starts at (this controller is the log's only writer). */
     private long nextWriteOffset;
     private final BrokerHeartbeatManager heartbeats = new BrokerHeartbeatManager();
+    private final ReplicationControl replication;
     /** The epoch this controller is active in, or -1. */
     private volatile int activeEpoch = -1;
     /** While active with {@code maxIdleIntervalMs} > 0: when the next NoOpRecord is due (controller thread). */
@@ -110,6 +113,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
     public QuorumController(ControllerSettings settings, Map<String, Short> bootstrapFeatures, Time time,
                             java.util.function.LongFunction<CompletableFuture<Void>> appliedBarrier) {
         this.settings = settings;
+        this.replication = new ReplicationControl(settings.topicDefaults());
         this.bootstrapFeatures = Map.copyOf(bootstrapFeatures);
         this.time = time;
         this.appliedBarrier = appliedBarrier;
@@ -227,6 +231,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             for (Map.Entry<String, Short> feature : bootstrapFeatures.entrySet()) {
                 records.add(new FeatureLevelRecord().setName(feature.getKey()).setFeatureLevel(feature.getValue()));
             }
+            records.addAll(clusterMinIsrForElr(committed, records));
             write(records, () -> LOG.info("Bootstrapped the cluster's features: {}", bootstrapFeatures), e -> LOG.warn("Could not write the bootstrap features", e));
         }
     }
@@ -388,7 +393,16 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             List<ApiMessage> records = new ArrayList<>();
             records.add(register);
             // The election counts the registering broker as unusable whatever the image says of it: no need to apply the record first.
-            records.addAll(PartitionLeaderElection.forUnusableBrokers(image(), Set.of(request.brokerId())));
+            // A broker that did not stop cleanly (its previous epoch is not the one registered) may have lost data it
+            // acknowledged: with ELR on it leaves every ELR (KIP-966, KAFKA-15586).
+            boolean unclean = ReplicationControl.elrEnabled(image())
+                && ReplicationControl.uncleanShutdown(image(), request.brokerId(), request.previousBrokerEpoch());
+            if (unclean) {
+                LOG.info("Broker {} registers with previous epoch {}, not its last registered one: an unclean shutdown, it leaves every ELR",
+                    request.brokerId(), request.previousBrokerEpoch());
+            }
+            records.addAll(replication.forUnusableBrokers(image(), Set.of(request.brokerId()),
+                unclean ? Set.of(request.brokerId()) : Set.of()));
             heartbeats.register(request.brokerId(), time.milliseconds(), epoch);
             return Outcome.of(records, response.setBrokerEpoch(epoch));
         });
@@ -425,7 +439,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
                 List<PartitionChangeRecord> moves = List.of();
                 if (!broker.inControlledShutdown() && !fenced) {
                     records.add(new BrokerRegistrationChangeRecord().setBrokerId(id).setBrokerEpoch(broker.epoch()).setInControlledShutdown((byte) 1));
-                    moves = PartitionLeaderElection.forUnusableBrokers(image(), Set.of(id));
+                    moves = replication.forUnusableBrokers(image(), Set.of(id));
                     records.addAll(moves);
                 }
                 boolean leadsNothing = leads(image(), id) == leadershipChanges(moves);
@@ -436,7 +450,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
                 response.setShouldShutDown(leadsNothing);
             } else if (fenced && !request.wantFence() && caughtUp) {
                 records.add(new UnfenceBrokerRecord().setBrokerId(id).setBrokerEpoch(broker.epoch()));
-                records.addAll(PartitionLeaderElection.forUnfencedBrokers(image(), Set.of(id)));
+                records.addAll(replication.forUnfencedBrokers(image(), Set.of(id)));
                 fenced = false;
                 LOG.info("Unfencing broker {} (epoch {}): it has caught up to offset {}", id, broker.epoch(), request.currentMetadataOffset());
             } else if (!fenced && request.wantFence()) {
@@ -465,7 +479,8 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
                     .setErrorMessage("Broker ID " + brokerId + " is not currently registered"));
             }
             // The election counts the broker as unusable whatever the image says of it; the records about it come after.
-            List<ApiMessage> records = new ArrayList<>(PartitionLeaderElection.forUnusableBrokers(image(), Set.of(brokerId)));
+            // Gone for good: it also leaves every ELR, as an unclean shutdown does.
+            List<ApiMessage> records = new ArrayList<>(replication.forUnusableBrokers(image(), Set.of(brokerId), Set.of(brokerId)));
             records.add(new UnregisterBrokerRecord().setBrokerId(brokerId).setBrokerEpoch(broker.epoch()));
             heartbeats.remove(brokerId);
             LOG.info("Unregistering broker {} (epoch {}, {}fenced)", brokerId, broker.epoch(), broker.fenced() ? "" : "un");
@@ -486,7 +501,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
     }
 
     /** Fences {@code broker} and moves the leadership of its partitions. */
-    private static List<ApiMessage> fenceRecords(MetadataImage image, List<BrokerRegistration> brokers) {
+    private List<ApiMessage> fenceRecords(MetadataImage image, List<BrokerRegistration> brokers) {
         List<ApiMessage> records = new ArrayList<>();
         Set<Integer> ids = new java.util.TreeSet<>();
         for (BrokerRegistration broker : brokers) {
@@ -494,7 +509,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             ids.add(broker.id());
         }
         // Several brokers at once: the election treats them all as unusable, in ascending id order.
-        records.addAll(PartitionLeaderElection.forUnusableBrokers(image, ids));
+        records.addAll(replication.forUnusableBrokers(image, ids));
         return records;
     }
 
@@ -548,6 +563,20 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
     }
 
     /**
+     * AlterPartition (key 56) from a partition leader: validated and answered as Kafka's
+     * controller does ({@link ReplicationControl#alterPartition}); the answer comes once the
+     * change records (if any) are committed. A request that changes nothing is answered with
+     * the current state after everything before it is committed.
+     */
+    @Override
+    public CompletableFuture<AlterPartitionResponseData> alterPartition(AlterPartitionRequestData request, short version) {
+        return submit("alter partition from broker " + request.brokerId(), () -> {
+            ReplicationControl.Result<AlterPartitionResponseData> result = replication.alterPartition(image(), request, version);
+            return Outcome.of(result.records(), result.response());
+        });
+    }
+
+    /**
      * UpdateFeatures: validates the changes against the current levels and {@code supported}
      * ({@link FeatureUpdates}) and, unless {@code validateOnly}, writes one FeatureLevelRecord per
      * changed feature in one batch, so the new levels survive a restart and every publisher (and
@@ -560,7 +589,9 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             FeatureUpdates.Result result = FeatureUpdates.validate(updates, image().features(), supported, settings.nodeId());
             if (result.error() == ErrorCode.NONE && !validateOnly) {
                 LOG.info("Finalized features change: {}", updates);
-                return Outcome.of(result.records(), result);
+                List<ApiMessage> records = new ArrayList<>(result.records());
+                records.addAll(clusterMinIsrForElr(image(), records));
+                return Outcome.of(records, result);
             }
             return Outcome.of(List.of(), result);
         });
@@ -858,8 +889,56 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
                 records.add(new ConfigRecord().setResourceType(change.resource().type()).setResourceName(change.resource().name())
                     .setName(change.name()).setValue(change.value()));
             }
+            records.addAll(clearElrRecords(image(), changes));
             return Outcome.<Void>of(records, null);
         });
+    }
+
+    /**
+     * KIP-966, as Kafka's controller: when {@code featureRecords} turn ELR on and the cluster has
+     * no cluster-wide min.insync.replicas, one is written with the static default (the broker's
+     * {@code min.insync.replicas}, else 1), so every controller resolves the same min ISR.
+     */
+    private List<ApiMessage> clusterMinIsrForElr(MetadataImage image, List<ApiMessage> featureRecords) {
+        boolean turnsElrOn = featureRecords.stream().anyMatch(record -> record instanceof FeatureLevelRecord level
+            && level.name().equals(ReplicationControl.ELR_FEATURE) && level.featureLevel() >= 1);
+        ConfigResource clusterDefault = ConfigResource.broker("");
+        if (!turnsElrOn || ReplicationControl.elrEnabled(image)
+            || image.configs(clusterDefault).containsKey(io.strata.storage.LogConfig.MIN_IN_SYNC_REPLICAS)) {
+            return List.of();
+        }
+        String value = settings.topicDefaults().getOrDefault(io.strata.storage.LogConfig.MIN_IN_SYNC_REPLICAS, "1");
+        return List.of(new ConfigRecord().setResourceType(ConfigResource.BROKER).setResourceName("")
+            .setName(io.strata.storage.LogConfig.MIN_IN_SYNC_REPLICAS).setValue(value));
+    }
+
+    /**
+     * KIP-966: with ELR on, a change of min.insync.replicas (set or removed, even to the same
+     * value, as Kafka) clears the ELR it may have made unsafe: a topic's change that topic's, the
+     * cluster default's (broker resource "") every topic's. Broker-specific settings do not.
+     */
+    private static List<ApiMessage> clearElrRecords(MetadataImage image, List<ConfigChange> changes) {
+        if (!ReplicationControl.elrEnabled(image)) {
+            return List.of();
+        }
+        java.util.Set<String> topics = new java.util.LinkedHashSet<>();
+        for (ConfigChange change : changes) {
+            if (!change.name().equals(io.strata.storage.LogConfig.MIN_IN_SYNC_REPLICAS)) {
+                continue;
+            }
+            boolean clusterDefault = change.resource().type() == ConfigResource.BROKER && change.resource().name().isEmpty();
+            if (clusterDefault) {
+                return List.of(new io.strata.metadata.record.ClearElrRecord().setTopicName(""));
+            }
+            if (change.resource().type() == ConfigResource.TOPIC && image.topic(change.resource().name()) != null) {
+                topics.add(change.resource().name());
+            }
+        }
+        List<ApiMessage> records = new ArrayList<>();
+        for (String topic : topics) {
+            records.add(new io.strata.metadata.record.ClearElrRecord().setTopicName(topic));
+        }
+        return records;
     }
 
     // ---------------------------------------------------------------- producer ids

@@ -78,7 +78,7 @@ class MetadataImageSnapshotTest {
 
     private static ApiMessage randomRecord(MetadataImage image, Random random, int seed, int serial) {
         long nextOffset = image.offset() + 1;
-        switch (random.nextInt(12)) {
+        switch (random.nextInt(13)) {
             case 0:
                 return register(random.nextInt(6), nextOffset, RACKS[random.nextInt(RACKS.length)], random.nextBoolean());
             case 1: case 2: {
@@ -132,6 +132,10 @@ class MetadataImageSnapshotTest {
             case 10:
                 return new ProducerIdsRecord().setBrokerId(random.nextInt(3)).setBrokerEpoch(random.nextInt(9))
                     .setNextProducerId(random.nextInt(5000));
+            case 11: {
+                TopicImage topic = randomTopic(image, random);
+                return new io.strata.metadata.record.ClearElrRecord().setTopicName(topic == null || random.nextBoolean() ? "" : topic.name());
+            }
             default:
                 return new NoOpRecord();
         }
@@ -158,7 +162,33 @@ class MetadataImageSnapshotTest {
         if (random.nextInt(4) == 0) {
             change.setReplicas(TestRecords.list(randomReplicas(random)));
         }
+        // Kafka's tagged fields (reassignment, KIP-966, KIP-704) must survive a snapshot as well.
+        if (random.nextInt(4) == 0) {
+            change.setEligibleLeaderReplicas(randomSubset(current.replicas(), random));
+        }
+        if (random.nextInt(4) == 0) {
+            change.setLastKnownElr(randomSubset(current.replicas(), random));
+        }
+        if (random.nextInt(6) == 0) {
+            change.setAddingReplicas(randomSubset(current.replicas(), random));
+        }
+        if (random.nextInt(6) == 0) {
+            change.setRemovingReplicas(randomSubset(current.replicas(), random));
+        }
+        if (random.nextInt(5) == 0) {
+            change.setLeaderRecoveryState((byte) random.nextInt(2));
+        }
         return change;
+    }
+
+    private static List<Integer> randomSubset(int[] replicas, Random random) {
+        List<Integer> subset = new ArrayList<>();
+        for (int replica : replicas) {
+            if (random.nextBoolean()) {
+                subset.add(replica);
+            }
+        }
+        return subset;
     }
 
     private static int[] randomReplicas(Random random) {

@@ -22,6 +22,7 @@ import io.strata.server.api.InternalTopics;
 import io.strata.server.api.ProducerIdManager;
 import io.strata.server.api.TransactionMarkers;
 import io.strata.server.cluster.AddPartitionsToTxnManager;
+import io.strata.server.cluster.AlterPartitionManager;
 import io.strata.server.cluster.BrokerLifecycleManager;
 import io.strata.server.config.DynamicBrokerConfig;
 import io.strata.server.config.ServerConfig;
@@ -31,6 +32,10 @@ import io.strata.server.purgatory.DelayedOperationPurgatory;
 import io.strata.server.replica.DelayedFetch;
 import io.strata.server.replica.DelayedProduce;
 import io.strata.server.replica.ReplicaManager;
+import io.strata.server.replica.fetcher.RemoteLeaderEndpoint;
+import io.strata.server.replica.fetcher.ReplicaFetcherConfig;
+import io.strata.server.replica.fetcher.ReplicaFetcherManager;
+import io.strata.server.replica.fetcher.ReplicaFetchers;
 import io.strata.storage.LogConfig;
 import io.strata.storage.LogManager;
 import org.slf4j.Logger;
@@ -67,6 +72,8 @@ final class BrokerServer {
     private volatile AddPartitionsToTxnManager addPartitionsToTxn;
     private volatile BrokerLifecycleManager lifecycle;
     private volatile ReplicaManager replicaManager;
+    private volatile AlterPartitionManager alterPartitionManager;
+    private volatile ReplicaFetchers replicaFetchers;
     private volatile DelayedOperationPurgatory<DelayedProduce> producePurgatory;
     private volatile DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
     private volatile BrokerReconfiguration reconfiguration;
@@ -113,6 +120,8 @@ final class BrokerServer {
         replicaManager = new ReplicaManager(nodeId, logManager, topicDefaults, time, producePurgatory, fetchPurgatory);
         replicaManager.setTopicMetrics(shared.metrics().topicMetrics());
         replicaManager.setBackgroundErrors(backgroundErrors);
+        replicaManager.startIsrShrinkTask(config.getLong(ServerConfig.REPLICA_LAG_TIME_MAX_MS));
+        startReplication(config, controllerApi, metadata, logManager, time, backgroundErrors);
         metadata.addPublisher(replicaManager);
         metadata.addPublisher(this::applyDynamicCleanerConfig);
         metadata.startPublishing().get();
@@ -125,7 +134,9 @@ final class BrokerServer {
         }
         lifecycle = new BrokerLifecycleManager(nodeId, shared.clusterId(), controllerApi, () -> metadata.nextOffset() - 1,
             config.getInt(ServerConfig.BROKER_HEARTBEAT_INTERVAL_MS), time);
-        awaitUnfenced(lifecycle.start(advertisedEndpoints(), config.getString(ServerConfig.RACK)), startNanos);
+        // KIP-966: the epoch the previous run recorded at its clean shutdown tells the controller this restart was clean.
+        awaitUnfenced(lifecycle.start(advertisedEndpoints(), config.getString(ServerConfig.RACK), logManager.previousBrokerEpoch()),
+            startNanos);
         InternalTopic offsetsTopic = new InternalTopic(InternalTopics.CONSUMER_OFFSETS, config.getInt(ServerConfig.OFFSETS_TOPIC_NUM_PARTITIONS),
             config.getShort(ServerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR), Map.of(LogConfig.CLEANUP_POLICY, "compact",
                 LogConfig.SEGMENT_BYTES, Integer.toString(config.getInt(ServerConfig.OFFSETS_TOPIC_SEGMENT_BYTES)),
@@ -190,6 +201,37 @@ final class BrokerServer {
         reconfiguration = new BrokerReconfiguration(config, nodeId, shared.handlerPool(), shared.socketServer(), logManager);
         metadata.addPublisher(reconfiguration);
         reconfiguration.applyLatest(metadata::image);
+    }
+
+    /**
+     * The two halves of replication before the first image is applied: leaders send their ISR
+     * changes to the controller through one {@link AlterPartitionManager} (AlterPartition v3, with
+     * this broker's epoch once it registered); partitions this node follows are fetched from their
+     * leaders' inter-broker listeners ({@code num.replica.fetchers} fetchers per leader, sharing one
+     * event-loop thread).
+     */
+    private void startReplication(ServerConfig config, ControllerApi controllerApi, MetadataLoader metadata, LogManager logManager, Time time,
+                                  BackgroundErrors backgroundErrors) {
+        int nodeId = config.nodeId();
+        java.util.function.LongSupplier brokerEpoch = () -> {
+            BrokerLifecycleManager current = lifecycle;
+            return current == null ? -1L : current.brokerEpoch();
+        };
+        alterPartitionManager = new AlterPartitionManager(nodeId, brokerEpoch,
+            request -> controllerApi.alterPartition(request, AlterPartitionManager.REQUEST_VERSION), logManager.scheduler(), time);
+        alterPartitionManager.setBackgroundErrors(backgroundErrors);
+        replicaManager.setIsrChangeSubmitter(alterPartitionManager);
+        String listener = config.interBrokerListenerName();
+        ReplicaFetcherConfig fetcherConfig = ReplicaFetcherConfig.from(config);
+        RemoteLeaderEndpoint.Factory endpoints = new RemoteLeaderEndpoint.Factory(nodeId, fetcherConfig, leaderId -> {
+            BrokerRegistration leader = metadata.image().brokers().get(leaderId);
+            BrokerRegistration.Endpoint endpoint = leader == null ? null : leader.endpoint(listener);
+            return endpoint == null ? java.util.Optional.empty()
+                : java.util.Optional.of(new InterBrokerClient.Endpoint(leaderId, endpoint.host(), endpoint.port()));
+        }, time, new java.util.Random());
+        replicaFetchers = new ReplicaFetchers(nodeId, new ReplicaFetcherManager(nodeId, brokerEpoch, fetcherConfig, endpoints, time,
+            backgroundErrors), endpoints, replicaManager::onFollowerHighWatermark);
+        replicaManager.setFollowerFetching(replicaFetchers);
     }
 
     /**
@@ -290,6 +332,8 @@ final class BrokerServer {
                 lifecycle.controlledShutdown(30_000);
             }
             lifecycle.close();
+            // Recorded in the clean-shutdown markers the log manager writes when it closes (Kafka's logManager.shutdown(brokerEpoch)).
+            shared.logManager().setCleanShutdownBrokerEpoch(lifecycle.brokerEpoch());
         }
     }
 
@@ -303,6 +347,13 @@ final class BrokerServer {
         }
         if (groupCoordinator != null) {
             groupCoordinator.close();
+        }
+        if (replicaFetchers != null) {
+            try {
+                replicaFetchers.close(); // no follower appends once the replicas close
+            } catch (Exception e) {
+                LOG.warn("Stopping the replica fetchers failed", e);
+            }
         }
         if (replicaManager != null) {
             replicaManager.close();

@@ -120,7 +120,8 @@ final class SharedServer {
         logManager = new LogManager(new LogManager.Settings(logDirs, config.getInt(ServerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR),
             config.getLong(ServerConfig.LOG_RETENTION_CHECK_INTERVAL_MS), config.getLong(ServerConfig.LOG_FLUSH_SCHEDULER_INTERVAL_MS),
             config.getInt(ServerConfig.LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS), config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_MS),
-            config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS), config.fsyncOnAck()), config.cleanerConfig(), time, backgroundErrors);
+            config.getInt(ServerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS), config.fsyncOnAck(),
+            config.getLong(ServerConfig.REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS)), config.cleanerConfig(), time, backgroundErrors);
         logManager.setFlushObserver(metrics.flushObserver());
         // Before anything reads a directory: recovering __cluster_metadata below truncates it.
         logManager.lockDirectories();

@@ -222,6 +222,11 @@ public final class StrataServer implements AutoCloseable {
         return controllerRole == null ? null : controllerRole.controller();
     }
 
+    /** The active controller over the network, as this node's broker reaches it (null on the standalone node). */
+    io.strata.server.cluster.RemoteController remoteController() {
+        return shared.remoteController();
+    }
+
     /** This node's view of the cluster metadata (null before start-up creates it). */
     public MetadataLoader metadata() {
         return shared.metadata();

@@ -101,6 +101,9 @@ class RoleCompositionTest {
             assertThat(broker.isShuttingDown()).isTrue();
             assertThat(broker.isStarted()).isFalse();
             assertThat(broker.metrics().scrape(ExpositionFormat.PROMETHEUS_TEXT)).contains("kafka_server_kafkaserver_brokerstate 7");
+            // KIP-966: the clean-shutdown marker records the epoch the broker ran with, for its next registration.
+            assertThat(java.nio.file.Files.readString(dir.resolve("broker").resolve(io.strata.storage.LogManager.CLEAN_SHUTDOWN_FILE)))
+                .isEqualTo("{\"version\":0,\"brokerEpoch\":" + registration.epoch() + "}");
             controller.close();
             assertThat(controller.isShuttingDown()).isTrue();
             // A controller-only node loads no partition logs, yet its metadata log's directory is marked clean.

@@ -108,7 +108,8 @@ final class LogLoader {
             }
             recoveryPoint = logEndOffset;
         }
-        log.initialize(logStartOffset, Math.min(Math.max(recoveryPoint, logStartOffset), logEndOffset), logEnd);
+        log.initialize(logStartOffset, Math.min(Math.max(recoveryPoint, logStartOffset), logEndOffset), logEnd,
+            params.checkpointedHighWatermark());
         log.epochCache().truncateFromEnd(logEndOffset);
         log.epochCache().truncateFromStart(logStartOffset);
         log.rebuildProducerState();

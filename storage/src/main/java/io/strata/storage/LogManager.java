@@ -45,8 +45,11 @@ import java.util.function.Function;
  * the next start skips recovery.
  *
  * <p>Per data directory it keeps Kafka's files: {@code recovery-point-offset-checkpoint},
- * {@code log-start-offset-checkpoint}, {@code .kafka_cleanshutdown} and a {@code .lock} held
- * while the broker runs ({@code cleaner-offset-checkpoint} belongs to the log cleaner).
+ * {@code log-start-offset-checkpoint}, {@code replication-offset-checkpoint} (every hosted log's
+ * high watermark, written every {@code replica.high.watermark.checkpoint.interval.ms} and at clean
+ * shutdown, read back when the logs load), {@code .kafka_cleanshutdown} (see
+ * {@link CleanShutdownMarker}) and a {@code .lock} held while the broker runs
+ * ({@code cleaner-offset-checkpoint} belongs to the log cleaner).
  *
  * <p>The locks come first ({@link #lockDirectories}), before anything in a directory is read or
  * written, the metadata log included: a second process pointed at the same directories must stop
@@ -67,12 +70,17 @@ public final class LogManager implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(LogManager.class);
     public static final String RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint";
     public static final String LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint";
+    /** Kafka's high watermark checkpoint; same format as the recovery point checkpoint. */
+    public static final String REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint";
+    /** Kafka's default {@code replica.high.watermark.checkpoint.interval.ms}. */
+    public static final long DEFAULT_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS = 5000L;
     public static final String CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown";
     public static final String LOCK_FILE = ".lock";
     /** Background task names (metric labels). */
     public static final String RETENTION_TASK = "log-retention";
     public static final String FLUSH_TASK = "log-flush";
     public static final String CHECKPOINT_TASK = "log-checkpoint";
+    public static final String HIGH_WATERMARK_CHECKPOINT_TASK = "log-high-watermark-checkpoint";
     public static final String PRODUCER_EXPIRATION_TASK = "log-producer-expiration";
     public static final String SCHEDULER_TASK = "log-scheduler";
     /** The metadata log lives beside the partition logs but is owned by the metadata layer. */
@@ -84,10 +92,22 @@ public final class LogManager implements Closeable {
     private record Creation(Path parent, CompletableFuture<UnifiedLog> log) {
     }
 
-    /** Settings the log manager needs, taken from the broker configuration. */
+    /**
+     * Settings the log manager needs, taken from the broker configuration.
+     *
+     * @param highWatermarkCheckpointIntervalMs {@code replica.high.watermark.checkpoint.interval.ms};
+     *        0 or less writes {@code replication-offset-checkpoint} only at clean shutdown
+     */
     public record Settings(List<Path> logDirs, int recoveryThreadsPerDataDir, long retentionCheckIntervalMs, long flushCheckIntervalMs,
                            long checkpointIntervalMs, long producerIdExpirationMs, long producerIdExpirationCheckIntervalMs,
-                           boolean fsyncOnAck) {
+                           boolean fsyncOnAck, long highWatermarkCheckpointIntervalMs) {
+        /** With Kafka's default {@code replica.high.watermark.checkpoint.interval.ms} (5000). */
+        public Settings(List<Path> logDirs, int recoveryThreadsPerDataDir, long retentionCheckIntervalMs, long flushCheckIntervalMs,
+                        long checkpointIntervalMs, long producerIdExpirationMs, long producerIdExpirationCheckIntervalMs,
+                        boolean fsyncOnAck) {
+            this(logDirs, recoveryThreadsPerDataDir, retentionCheckIntervalMs, flushCheckIntervalMs, checkpointIntervalMs,
+                producerIdExpirationMs, producerIdExpirationCheckIntervalMs, fsyncOnAck, DEFAULT_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS);
+        }
     }
 
     private final Settings settings;
@@ -104,6 +124,12 @@ public final class LogManager implements Closeable {
     private final Map<Path, FileChannel> lockChannels = new HashMap<>();
     /** The directories that held a clean-shutdown marker when they were locked (normalised paths). */
     private final java.util.Set<Path> cleanAtStart = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** The broker epoch each directory's clean-shutdown marker held when it was locked (normalised paths; -1 = none readable). */
+    private final Map<Path, Long> markerBrokerEpochs = new ConcurrentHashMap<>();
+    /** The broker epoch {@link #close} writes into the clean-shutdown markers; -1 until the broker sets it. */
+    private volatile long cleanShutdownBrokerEpoch = CleanShutdownMarker.NO_BROKER_EPOCH;
+    /** Serialises writers of {@code replication-offset-checkpoint} (the periodic task and close). */
+    private final Object highWatermarkCheckpointLock = new Object();
     private final Map<Path, FileLock> locks = new HashMap<>();
     private final AtomicInteger nextDirectory = new AtomicInteger();
     private volatile int loadingRemaining;
@@ -219,6 +245,10 @@ public final class LogManager implements Closeable {
         boolean cleanShutdown = hadCleanShutdown(dir);
         Map<TopicPartition, Long> recoveryPoints = new OffsetCheckpointFile(dir.resolve(RECOVERY_POINT_CHECKPOINT)).read();
         Map<TopicPartition, Long> startOffsets = new OffsetCheckpointFile(dir.resolve(LOG_START_OFFSET_CHECKPOINT)).read();
+        // No file at all: a directory of a Strata version that did not keep one; its logs load their
+        // high watermark from the recovery point, as that version did, so an upgrade hides nothing.
+        Path highWatermarkFile = dir.resolve(REPLICATION_OFFSET_CHECKPOINT);
+        Map<TopicPartition, Long> highWatermarks = Files.exists(highWatermarkFile) ? new OffsetCheckpointFile(highWatermarkFile).read() : null;
         List<Path> partitionDirs = new ArrayList<>();
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, Files::isDirectory)) {
             for (Path entry : entries) {
@@ -251,8 +281,11 @@ public final class LogManager implements Closeable {
                 loadingRemaining--;
                 continue;
             }
+            // A partition missing from an existing file loads Kafka's 0, which the log bounds to its start.
+            java.util.OptionalLong highWatermark = highWatermarks == null ? java.util.OptionalLong.empty()
+                : java.util.OptionalLong.of(highWatermarks.getOrDefault(topicPartition, 0L));
             UnifiedLog.LoadParams params = new UnifiedLog.LoadParams(startOffsets.getOrDefault(topicPartition, 0L),
-                recoveryPoints.getOrDefault(topicPartition, 0L), cleanShutdown, producerIdExpirationMs, settings.fsyncOnAck());
+                recoveryPoints.getOrDefault(topicPartition, 0L), cleanShutdown, producerIdExpirationMs, settings.fsyncOnAck(), highWatermark);
             futures.add(pool.submit(() -> {
                 try {
                     UnifiedLog log = UnifiedLog.load(partitionDir, topicPartition, configs.apply(topicPartition.topic()), time, scheduler, params);
@@ -355,7 +388,9 @@ public final class LogManager implements Closeable {
     private void takeCleanShutdownMarker(Path dir) throws IOException {
         Path marker = dir.resolve(CLEAN_SHUTDOWN_FILE);
         if (Files.exists(marker)) {
-            cleanAtStart.add(dir.toAbsolutePath().normalize());
+            Path normalized = dir.toAbsolutePath().normalize();
+            cleanAtStart.add(normalized);
+            markerBrokerEpochs.put(normalized, CleanShutdownMarker.readBrokerEpoch(marker).orElse(CleanShutdownMarker.NO_BROKER_EPOCH));
             Files.delete(marker);
             try (FileChannel directory = FileChannel.open(dir, StandardOpenOption.READ)) {
                 directory.force(true);
@@ -369,12 +404,46 @@ public final class LogManager implements Closeable {
     }
 
     /**
+     * The broker epoch of the previous run, as its clean shutdown recorded it (KIP-966: sent as
+     * {@code PreviousBrokerEpoch} in BrokerRegistration): present only if every directory of
+     * {@code log.dirs} held a readable marker with an epoch when it was locked, all the same epoch,
+     * as Kafka's LogManager requires. Empty after an unclean shutdown, for markers of older
+     * versions (empty files), or before {@link #lockDirectories}.
+     */
+    public java.util.OptionalLong previousBrokerEpoch() {
+        long epoch = CleanShutdownMarker.NO_BROKER_EPOCH;
+        for (Path dir : settings.logDirs()) {
+            Long found = markerBrokerEpochs.get(dir.toAbsolutePath().normalize());
+            if (found == null || found < 0 || (epoch >= 0 && found != epoch)) {
+                return java.util.OptionalLong.empty();
+            }
+            epoch = found;
+        }
+        return epoch >= 0 ? java.util.OptionalLong.of(epoch) : java.util.OptionalLong.empty();
+    }
+
+    /**
+     * The broker epoch that {@link #close} and {@link #writeCleanShutdownMarker(Path)} record in
+     * the clean-shutdown markers; the broker sets its current epoch before shutting down (-1, the
+     * default, records "unknown").
+     */
+    public void setCleanShutdownBrokerEpoch(long brokerEpoch) {
+        this.cleanShutdownBrokerEpoch = brokerEpoch;
+    }
+
+    /**
      * Writes the clean-shutdown marker in a directory whose only log someone else closed (the
      * metadata log of a node whose partition logs never loaded, or one outside {@code log.dirs});
-     * {@link #close} writes it in {@code log.dirs} when the partition logs were loaded.
+     * {@link #close} writes it in {@code log.dirs} when the partition logs were loaded. Records the
+     * epoch of {@link #setCleanShutdownBrokerEpoch}.
      */
     public void writeCleanShutdownMarker(Path dir) throws IOException {
-        Files.write(dir.resolve(CLEAN_SHUTDOWN_FILE), new byte[0]);
+        writeCleanShutdownMarker(dir, cleanShutdownBrokerEpoch);
+    }
+
+    /** {@link #writeCleanShutdownMarker(Path)} recording {@code brokerEpoch} (-1: unknown). */
+    public void writeCleanShutdownMarker(Path dir, long brokerEpoch) throws IOException {
+        CleanShutdownMarker.write(dir.resolve(CLEAN_SHUTDOWN_FILE), brokerEpoch);
     }
 
     /** Who the lock file says holds it: "pid 123 on host h", or a note that it does not say. */
@@ -418,6 +487,10 @@ public final class LogManager implements Closeable {
         }
         if (settings.checkpointIntervalMs() > 0) {
             schedulePeriodic(CHECKPOINT_TASK, settings.checkpointIntervalMs(), this::checkpointQuietly);
+        }
+        if (settings.highWatermarkCheckpointIntervalMs() > 0) {
+            schedulePeriodic(HIGH_WATERMARK_CHECKPOINT_TASK, settings.highWatermarkCheckpointIntervalMs(),
+                this::checkpointHighWatermarksQuietly);
         }
         schedulePeriodic(PRODUCER_EXPIRATION_TASK, settings.producerIdExpirationCheckIntervalMs(), this::expireProducers);
     }
@@ -493,6 +566,38 @@ public final class LogManager implements Closeable {
         } catch (IOException | RuntimeException e) {
             backgroundErrors.record(CHECKPOINT_TASK);
             LOG.warn("Writing offset checkpoints of {} failed; retrying at the next interval", settings.logDirs(), e);
+        }
+    }
+
+    private void checkpointHighWatermarksQuietly() {
+        try {
+            checkpointHighWatermarks();
+        } catch (IOException | RuntimeException e) {
+            backgroundErrors.record(HIGH_WATERMARK_CHECKPOINT_TASK);
+            LOG.warn("Writing the high watermark checkpoints of {} failed; retrying at the next interval", settings.logDirs(), e);
+        }
+    }
+
+    /**
+     * Writes {@code replication-offset-checkpoint} in every data directory: the high watermark of
+     * each log it hosts (a deleted log is gone from the next file). Serialised with itself.
+     */
+    public void checkpointHighWatermarks() throws IOException {
+        synchronized (highWatermarkCheckpointLock) {
+            Map<Path, Map<TopicPartition, Long>> highWatermarks = new HashMap<>();
+            for (Path dir : settings.logDirs()) {
+                highWatermarks.put(dir, new HashMap<>());
+            }
+            for (UnifiedLog log : logs.values()) {
+                Map<TopicPartition, Long> offsets = highWatermarks.get(log.dir().getParent());
+                if (offsets == null || log.isClosed() && !Files.exists(log.dir())) {
+                    continue;
+                }
+                offsets.put(log.topicPartition(), log.highWatermark());
+            }
+            for (Path dir : settings.logDirs()) {
+                new OffsetCheckpointFile(dir.resolve(REPLICATION_OFFSET_CHECKPOINT)).write(highWatermarks.get(dir));
+            }
         }
     }
 
@@ -633,7 +738,7 @@ public final class LogManager implements Closeable {
 
     private UnifiedLog createLog(Path dir, TopicPartition topicPartition, Optional<UUID> topicId, LogConfig config) throws IOException {
         UnifiedLog log = UnifiedLog.load(dir, topicPartition, config, time, scheduler,
-            new UnifiedLog.LoadParams(0L, 0L, true, producerIdExpirationMs, settings.fsyncOnAck()));
+            new UnifiedLog.LoadParams(0L, 0L, true, producerIdExpirationMs, settings.fsyncOnAck(), java.util.OptionalLong.of(0L)));
         try {
             if (topicId.isPresent()) {
                 log.assignTopicId(topicId.get());
@@ -756,9 +861,10 @@ public final class LogManager implements Closeable {
         }
         if (loaded) {
             checkpoint();
+            checkpointHighWatermarks();
             if (failure == null) {
                 for (Path dir : settings.logDirs()) {
-                    Files.write(dir.resolve(CLEAN_SHUTDOWN_FILE), new byte[0]);
+                    writeCleanShutdownMarker(dir, cleanShutdownBrokerEpoch);
                 }
             }
         }

@@ -101,9 +101,26 @@ public final class UnifiedLog implements Closeable {
         this.lastFlushedMs = time.milliseconds();
     }
 
-    /** Options for opening a log; checkpointed values come from the data directory's checkpoint files. */
+    /**
+     * Options for opening a log; checkpointed values come from the data directory's checkpoint files.
+     *
+     * @param checkpointedHighWatermark the partition's entry in {@code replication-offset-checkpoint}
+     *        (the loaded high watermark is it, bounded by the log start and end offsets), or empty
+     *        when the data directory has no such file (a directory written before Strata kept one):
+     *        the high watermark is then the recovery point, bounded the same way, as before
+     */
     public record LoadParams(long checkpointedLogStartOffset, long checkpointedRecoveryPoint, boolean hadCleanShutdown,
-                             long producerIdExpirationMs, boolean fsyncOnAck) {
+                             long producerIdExpirationMs, boolean fsyncOnAck, OptionalLong checkpointedHighWatermark) {
+        /** Without a checkpointed high watermark: it loads as the bounded recovery point. */
+        public LoadParams(long checkpointedLogStartOffset, long checkpointedRecoveryPoint, boolean hadCleanShutdown,
+                          long producerIdExpirationMs, boolean fsyncOnAck) {
+            this(checkpointedLogStartOffset, checkpointedRecoveryPoint, hadCleanShutdown, producerIdExpirationMs, fsyncOnAck,
+                OptionalLong.empty());
+        }
+
+        public LoadParams {
+            java.util.Objects.requireNonNull(checkpointedHighWatermark, "checkpointedHighWatermark");
+        }
     }
 
     /**
@@ -150,11 +167,17 @@ public final class UnifiedLog implements Closeable {
         return config.randomSegmentJitterMs(random);
     }
 
-    void initialize(long logStartOffset, long recoveryPoint, LogOffsetMetadata logEnd) {
+    /**
+     * Sets the offsets the loader found. The high watermark is {@code checkpointedHighWatermark}
+     * when present, else the recovery point (a data directory without
+     * {@code replication-offset-checkpoint}), bounded by [logStartOffset, log end] either way.
+     */
+    void initialize(long logStartOffset, long recoveryPoint, LogOffsetMetadata logEnd, OptionalLong checkpointedHighWatermark) {
         this.logStartOffset = logStartOffset;
         this.recoveryPoint = recoveryPoint;
         this.logEnd = logEnd;
-        this.highWatermark = LogOffsetMetadata.offsetOnly(Math.min(Math.max(logStartOffset, recoveryPoint), logEnd.messageOffset()));
+        long loaded = checkpointedHighWatermark.orElse(recoveryPoint);
+        this.highWatermark = LogOffsetMetadata.offsetOnly(Math.min(Math.max(logStartOffset, loaded), logEnd.messageOffset()));
         this.highWatermark = logEnd.messageOffset() == highWatermark.messageOffset() ? logEnd : highWatermark;
     }
 
@@ -425,6 +448,202 @@ public final class UnifiedLog implements Closeable {
             append(markerBatch, batches, firstOffset, nextOffset - 1, leaderEpoch, check);
             return new LogAppendInfo(firstOffset, nextOffset - 1, now, -1L, logStartOffset, batches.size(), false);
         }
+    }
+
+    // ---------------------------------------------------------------- follower append
+
+    /**
+     * Appends batches fetched from the leader as the leader wrote them (Kafka's append with origin
+     * REPLICATION and no offset assignment): offsets, timestamps and each batch's
+     * partitionLeaderEpoch are kept. Only what the bytes must satisfy is checked, all before
+     * anything is written, so a refused append writes nothing:
+     * <ul>
+     *   <li>each batch is magic 2 and passes its CRC, else CORRUPT_MESSAGE (INVALID_RECORD for
+     *       another magic); a truncated last batch (a Fetch response may end in one) is dropped;</li>
+     *   <li>offsets strictly increase within and across batches, else {@link OffsetsOutOfOrderException};</li>
+     *   <li>the first offset is not below the log end, else {@link UnexpectedAppendOffsetException}
+     *       (a first offset above it is a gap a compacted leader leaves, and is allowed);</li>
+     *   <li>no batch exceeds {@code segment.bytes} (RECORD_LIST_TOO_LARGE). {@code max.message.bytes}
+     *       is not checked: Kafka's follower append ignores the record size (the leader accepted the
+     *       batch, maybe under an older, larger limit).</li>
+     * </ul>
+     * No timestamp, key, sequence or duplicate check: the leader made them. Record counts are not
+     * compared with offset deltas, since compacted batches keep their offsets and lose records.
+     *
+     * <p>Each batch is then written on its own, as one leader append of one batch would be: the
+     * leader epoch cache gets {@code (partitionLeaderEpoch, baseOffset)} before the batch when that
+     * epoch is newer than the latest; the segment rolls by the leader's rules (size, time, full
+     * index, offsets that do not fit the active segment), at the batch's base offset; producer state
+     * and the transaction index change as in the leader's append (the 5-batch metadata cache per
+     * producer, KAFKA-5435). A leader that wrote one batch per append therefore has a log this one
+     * matches byte for byte, segment files, indexes and snapshots included.
+     *
+     * <p>The high watermark does not move. Empty {@code records} (or only a partial batch) change
+     * nothing and answer first and last offset -1. Holds the log's lock, as {@link #appendAsLeader}.
+     *
+     * @throws ErrorCodeException as listed above
+     */
+    public LogAppendInfo appendAsFollower(MemoryRecords records) throws IOException {
+        return appendAsFollower(records, Integer.MAX_VALUE);
+    }
+
+    /**
+     * {@link #appendAsFollower(MemoryRecords)} that also refuses, with INVALID_RECORD and nothing
+     * appended, a batch whose partitionLeaderEpoch is above {@code currentLeaderEpoch} (the epoch
+     * the follower fetched in): such a batch would put an epoch no leader has had yet into the
+     * epoch cache (Kafka 4.1+, KAFKA-18723).
+     */
+    public LogAppendInfo appendAsFollower(MemoryRecords records, int currentLeaderEpoch) throws IOException {
+        synchronized (lock) {
+            checkOpen();
+            List<DefaultRecordBatch> batches = validateFollowerBatches(records, currentLeaderEpoch);
+            if (batches.isEmpty()) {
+                return new LogAppendInfo(-1L, -1L, -1L, -1L, logStartOffset, 0, false);
+            }
+            long maxTimestamp = -1L;
+            int recordCount = 0;
+            for (DefaultRecordBatch batch : batches) {
+                appendFollowerBatch(batch);
+                maxTimestamp = Math.max(maxTimestamp, batch.maxTimestamp());
+                recordCount += batch.recordCount();
+            }
+            if (unflushedMessages >= config.flushMessages) {
+                flush(logEnd.messageOffset());
+            }
+            return new LogAppendInfo(batches.get(0).baseOffset(), batches.get(batches.size() - 1).lastOffset(), maxTimestamp, -1L,
+                logStartOffset, recordCount, false);
+        }
+    }
+
+    /** The complete batches of a follower append, checked as {@link #appendAsFollower} lists. Caller holds the lock. */
+    private List<DefaultRecordBatch> validateFollowerBatches(MemoryRecords records, int currentLeaderEpoch) {
+        List<DefaultRecordBatch> batches = new ArrayList<>();
+        try {
+            long previousLastOffset = -1L;
+            for (RecordBatch entry : records.batches()) {
+                if (!(entry instanceof DefaultRecordBatch batch)) {
+                    throw new ErrorCodeException(ErrorCode.INVALID_RECORD, "record batches of magic " + entry.magic()
+                        + " are not supported; Kafka 4 accepts magic 2 only");
+                }
+                if (!batch.isValid()) {
+                    throw new ErrorCodeException(ErrorCode.CORRUPT_MESSAGE, "batch at offset " + batch.baseOffset()
+                        + " fails its CRC check in a follower append to " + topicPartition);
+                }
+                if (batch.lastOffset() < batch.baseOffset() || (!batches.isEmpty() && batch.baseOffset() <= previousLastOffset)) {
+                    throw new OffsetsOutOfOrderException("out of order offsets in a follower append to " + topicPartition
+                        + ": batch " + batch.baseOffset() + ".." + batch.lastOffset() + " after last offset " + previousLastOffset);
+                }
+                if (batch.partitionLeaderEpoch() != io.strata.protocol.records.RecordBatchDescriptor.NO_PARTITION_LEADER_EPOCH && batch.partitionLeaderEpoch() > currentLeaderEpoch) {
+                    throw new ErrorCodeException(ErrorCode.INVALID_RECORD, "batch at offset " + batch.baseOffset() + " of a follower append to "
+                        + topicPartition + " has leader epoch " + batch.partitionLeaderEpoch() + ", above the current leader epoch "
+                        + currentLeaderEpoch);
+                }
+                if (batch.sizeInBytes() > config.segmentBytes) {
+                    throw new ErrorCodeException(ErrorCode.RECORD_LIST_TOO_LARGE, "batch of " + batch.sizeInBytes()
+                        + " bytes exceeds segment.bytes=" + config.segmentBytes + " of " + topicPartition);
+                }
+                previousLastOffset = batch.lastOffset();
+                batches.add(batch);
+            }
+        } catch (ProtocolException e) {
+            throw new ErrorCodeException(ErrorCode.CORRUPT_MESSAGE, "malformed record batch in a follower append to " + topicPartition
+                + ": " + e.getMessage());
+        }
+        if (!batches.isEmpty() && batches.get(0).baseOffset() < logEnd.messageOffset()) {
+            long first = batches.get(0).baseOffset();
+            long last = batches.get(batches.size() - 1).lastOffset();
+            throw new UnexpectedAppendOffsetException("unexpected offset in a follower append to " + topicPartition + ": first offset "
+                + first + " is below the log end offset " + logEnd.messageOffset() + " (append " + first + ".." + last
+                + ", log start " + logStartOffset + ")", first, last);
+        }
+        return batches;
+    }
+
+    /** Writes one validated follower batch: epoch, roll, producer state, bytes, transaction index, log end. Caller holds the lock. */
+    private void appendFollowerBatch(DefaultRecordBatch batch) throws IOException {
+        int epoch = batch.partitionLeaderEpoch();
+        if (epoch >= 0) {
+            java.util.OptionalInt latest = epochCache.latestEpoch();
+            if (latest.isEmpty() || epoch > latest.getAsInt()) {
+                epochCache.assign(epoch, batch.baseOffset());
+            }
+        }
+        LogSegment segment = activeSegment();
+        if (segment.shouldRoll(config, batch.sizeInBytes(), batch.maxTimestamp(), batch.lastOffset(), time.milliseconds())) {
+            segment = roll(Math.max(batch.baseOffset(), logEnd.messageOffset()));
+        }
+        ProducerStateManager.CompletedTxn completed = null;
+        if (batch.hasProducerId()) {
+            if (batch.isControlBatch()) {
+                completed = applyReplicatedMarker(batch);
+            } else {
+                producerState.recordDataBatch(batch);
+            }
+        }
+        segment.append(batch.lastOffset(), MemoryRecords.readableRecords(batch.buffer()));
+        if (completed != null && completed.isAborted()) {
+            long lastStable = producerState.firstUnstableOffset().orElse(completed.lastOffset() + 1);
+            segment.appendAbortedTxn(new AbortedTxn(completed.producerId(), completed.firstOffset(), completed.lastOffset(),
+                Math.min(lastStable, completed.lastOffset() + 1)));
+        }
+        producerState.updateMapEndOffset(batch.lastOffset() + 1);
+        logEnd = new LogOffsetMetadata(batch.lastOffset() + 1, segment.baseOffset(), segment.size());
+        unflushedMessages += batch.lastOffset() - batch.baseOffset() + 1;
+    }
+
+    /**
+     * A replicated control batch: a commit or abort marker completes the producer's transaction
+     * unchecked (the leader decided); an empty control batch (the cleaner emptied it) or another
+     * control type only counts for the producer's existence, as recovery treats it.
+     */
+    private ProducerStateManager.CompletedTxn applyReplicatedMarker(DefaultRecordBatch batch) {
+        List<Record> records = batch.records();
+        if (records.isEmpty()) {
+            return null;
+        }
+        ControlRecordType type = ControlRecordType.parseKey(records.get(0).key());
+        if (type != ControlRecordType.ABORT && type != ControlRecordType.COMMIT) {
+            return null;
+        }
+        EndTransactionMarker marker = EndTransactionMarker.fromRecord(records.get(0));
+        return producerState.recordMarker(batch.producerId(), batch.producerEpoch(), marker.coordinatorEpoch(),
+            type == ControlRecordType.COMMIT, batch.baseOffset(), batch.maxTimestamp(), MarkerCheck.NONE);
+    }
+
+    // ---------------------------------------------------------------- leader epochs
+
+    /**
+     * Records that {@code leaderEpoch} starts at {@code startOffset} (a new leader passes its log
+     * end offset) if the epoch is newer than the latest in the cache; the checkpoint file is
+     * written before this returns, as for every assignment. Kafka's
+     * {@code UnifiedLog.maybeAssignEpochStartOffset}.
+     */
+    public void maybeAssignEpochStartOffset(int leaderEpoch, long startOffset) {
+        synchronized (lock) {
+            java.util.OptionalInt latest = epochCache.latestEpoch();
+            if (latest.isEmpty() || leaderEpoch > latest.getAsInt()) {
+                epochCache.assign(leaderEpoch, startOffset);
+            }
+        }
+    }
+
+    /** The latest leader epoch in the cache, empty if it has none. */
+    public java.util.OptionalInt latestEpoch() {
+        return epochCache.latestEpoch();
+    }
+
+    /**
+     * The largest local epoch not above {@code leaderEpoch} and the offset at which it ended (the
+     * log end for the latest epoch), as {@link LeaderEpochFileCache#endOffsetFor} answers it;
+     * empty when the cache has no such answer (no epoch at or below the requested one that it can
+     * place, or {@code leaderEpoch} undefined). Kafka's {@code UnifiedLog.endOffsetForEpoch}.
+     */
+    public java.util.Optional<EpochOffset> endOffsetForEpoch(int leaderEpoch) {
+        EpochOffset found = epochCache.endOffsetFor(leaderEpoch, logEnd.messageOffset());
+        if (found.endOffset() == LeaderEpochFileCache.UNDEFINED_OFFSET) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(found);
     }
 
     /** Writes validated batches with assigned offsets; updates producer state, indexes, epochs and the log end. */
@@ -914,6 +1133,9 @@ public final class UnifiedLog implements Closeable {
                 throw new IllegalArgumentException("cannot truncate " + topicPartition + " to negative offset " + targetOffset);
             }
             if (targetOffset >= logEnd.messageOffset()) {
+                // Nothing to cut, but an epoch this replica assigned as a leader that wrote nothing may start at the log end:
+                // a follower truncating to the leader's end of that epoch must lose it, or it diverges again (KAFKA-10706).
+                epochCache.truncateFromEnd(targetOffset);
                 return;
             }
             truncationCount++;

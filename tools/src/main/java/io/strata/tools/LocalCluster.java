@@ -143,6 +143,11 @@ final class LocalCluster {
         }
     }
 
+    /** Replicas of each partition: 3, or every broker of a smaller cluster. */
+    int replicationFactor() {
+        return Math.min(3, nodes);
+    }
+
     /** Node {@code id}'s server.properties. */
     String properties(int id, String clusterId) {
         StringJoiner voters = new StringJoiner(",");
@@ -162,7 +167,13 @@ final class LocalCluster {
             .append("controller.quorum.voters=").append(voters).append('\n')
             .append("log.dirs=").append(nodeDir(id).resolve("data").toAbsolutePath()).append('\n')
             .append("cluster.id=").append(clusterId).append('\n')
-            .append("metrics.listener=http://127.0.0.1:").append(metricsPort(id)).append('\n');
+            .append("metrics.listener=http://127.0.0.1:").append(metricsPort(id)).append('\n')
+            // Replicated as in production (Kafka's internal-topic defaults, capped by the cluster's size): a node may go down.
+            .append("default.replication.factor=").append(replicationFactor()).append('\n')
+            .append("min.insync.replicas=").append(Math.min(2, replicationFactor())).append('\n')
+            .append("offsets.topic.replication.factor=").append(replicationFactor()).append('\n')
+            .append("transaction.state.log.replication.factor=").append(replicationFactor()).append('\n')
+            .append("transaction.state.log.min.isr=").append(Math.min(2, replicationFactor())).append('\n');
         return text.toString();
     }
 

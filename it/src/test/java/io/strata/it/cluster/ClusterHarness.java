@@ -530,6 +530,38 @@ public final class ClusterHarness implements AutoCloseable {
         }
 
         /**
+         * SIGSTOP: the process stops answering but keeps its sockets open, as in a long GC pause
+         * or a stuck disk (a killed process's sockets close at once). {@link #resume} continues it;
+         * {@link #kill9} and {@link #stop} work on a paused process too (stop resumes it first).
+         */
+        public void pause() {
+            signal("STOP");
+        }
+
+        /** SIGCONT: continues a process {@link #pause paused} before. */
+        public void resume() {
+            signal("CONT");
+        }
+
+        private void signal(String name) {
+            Process current = process;
+            if (current == null || !current.isAlive()) {
+                throw new AssertionError("node " + id + " is not running: cannot send SIG" + name);
+            }
+            try {
+                Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(current.pid())).redirectErrorStream(true).start();
+                if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                    throw new AssertionError("kill -" + name + " " + current.pid() + " failed");
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted sending SIG" + name, e);
+            }
+        }
+
+        /**
          * Graceful stop: closes the child's stdin, on which ServerProcessMain closes the server
          * (controlled shutdown) and exits; killed after {@link #STOP_GRACE}.
          */
@@ -537,6 +569,9 @@ public final class ClusterHarness implements AutoCloseable {
             Process current = process;
             if (current == null || !current.isAlive()) {
                 return;
+            }
+            if (current.isAlive()) {
+                signalQuietly(current, "CONT"); // a paused child would never read its closed stdin
             }
             try {
                 current.getOutputStream().close();
@@ -554,6 +589,16 @@ public final class ClusterHarness implements AutoCloseable {
         public void restart() throws IOException, InterruptedException {
             stop();
             start();
+        }
+
+        private static void signalQuietly(Process current, String name) {
+            try {
+                new ProcessBuilder("kill", "-" + name, Long.toString(current.pid())).start().waitFor(10, TimeUnit.SECONDS);
+            } catch (IOException e) {
+                // the process is gone already
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
 
         private boolean waitForExit(Process current, Duration timeout) {

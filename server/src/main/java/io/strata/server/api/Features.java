@@ -21,6 +21,7 @@ public final class Features {
     public static final String KRAFT_VERSION = "kraft.version";
     public static final String GROUP_VERSION = "group.version";
     public static final String TRANSACTION_VERSION = "transaction.version";
+    public static final String ELIGIBLE_LEADER_REPLICAS_VERSION = io.strata.metadata.ReplicationControl.ELR_FEATURE;
 
     /** Name → {min supported, max supported}. */
     private final Map<String, short[]> supported = new LinkedHashMap<>();
@@ -36,6 +37,11 @@ public final class Features {
         // transaction.version 2 is transactions v2 (KIP-890 part 2): Produce v12, TxnOffsetCommit v5 and EndTxn v5 with an epoch bump
         // per transaction. Level 1 (KIP-890 part 1 verification) needs no client change and is served at every level.
         supported.put(TRANSACTION_VERSION, new short[] {0, 2});
+        // eligible.leader.replicas.version 1 is KIP-966: the controller keeps ELR and elects from it (ReplicationControl). Kafka 4.4
+        // finalizes 1 on new clusters; Strata does not yet, because ELR is only safe once partition leaders keep the high
+        // watermark still while the ISR is below min.insync.replicas (strict min ISR, KAFKA-15583), which the replication
+        // leader side brings. Until then an operator may finalize it with UpdateFeatures.
+        supported.put(ELIGIBLE_LEADER_REPLICAS_VERSION, new short[] {0, 1});
         bootstrap.put(METADATA_VERSION, (short) 33);
         bootstrap.put(GROUP_VERSION, (short) 1);
         bootstrap.put(TRANSACTION_VERSION, (short) 2);

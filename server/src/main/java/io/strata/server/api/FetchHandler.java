@@ -20,7 +20,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Fetch for consumers: full fetches, and incremental fetch sessions (KIP-227) in which the
+ * Fetch for consumers and followers. A fetch whose replica id (ReplicaState.ReplicaId from v15,
+ * ReplicaId before) is a broker id comes from a follower: it reads to the log end, its
+ * LastFetchedEpoch is checked (DivergingEpoch, KIP-320) and its offsets are recorded on the
+ * leader, which moves the high watermark; its fetch session is never evicted for a consumer's.
+ * Full fetches, and incremental fetch sessions (KIP-227) in which the
  * request names only changed partitions and the response carries only partitions with new
  * data or changed offsets. Topics are addressed by id from v13. Reads go up to the high
  * watermark (read_uncommitted) or the last stable offset with the aborted transactions
@@ -45,6 +49,9 @@ final class FetchHandler implements ApiHandler {
         short version = request.apiVersion();
         boolean byId = version >= 13;
         MetadataImage image = context.image();
+        int replicaId = version >= 15 ? body.replicaState().replicaId() : body.replicaId();
+        long brokerEpoch = version >= 15 ? body.replicaState().replicaEpoch() : -1L;
+        boolean fromFollower = replicaId >= 0;
 
         // Resolve the session and the partitions to read.
         FetchSessionCache.Session session = null;
@@ -61,7 +68,7 @@ final class FetchHandler implements ApiHandler {
                     request.respond(sessionError(ErrorCode.INVALID_FETCH_SESSION_EPOCH));
                     return;
                 }
-                applyIncrementalChanges(session, body, byId);
+                applyIncrementalChanges(session, body, byId, version);
                 wanted = new LinkedHashMap<>(session.partitions);
             }
             incremental = true;
@@ -72,11 +79,11 @@ final class FetchHandler implements ApiHandler {
             wanted = new LinkedHashMap<>();
             for (FetchRequestData.FetchTopic topic : body.topics()) {
                 for (FetchRequestData.FetchPartition partition : topic.partitions()) {
-                    wanted.put(key(topic, partition.partition(), byId), cached(partition));
+                    wanted.put(key(topic, partition.partition(), byId), cached(partition, version));
                 }
             }
             if (body.sessionEpoch() == FetchSessionCache.INITIAL_EPOCH && version >= 7) {
-                session = sessions.create();
+                session = sessions.create(fromFollower);
                 if (session != null) {
                     synchronized (session) {
                         session.partitions.putAll(wanted);
@@ -97,12 +104,16 @@ final class FetchHandler implements ApiHandler {
             }
             TopicPartition topicPartition = new TopicPartition(topic.name(), key.partition());
             FetchSessionCache.CachedPartition cached = entry.getValue();
-            fetchInfos.put(topicPartition, new PartitionFetchInfo(cached.fetchOffset, cached.maxBytes, cached.currentLeaderEpoch));
+            fetchInfos.put(topicPartition, new PartitionFetchInfo(cached.fetchOffset, cached.maxBytes, cached.currentLeaderEpoch,
+                cached.lastFetchedEpoch, cached.followerLogStartOffset()));
             resolved.put(key, topicPartition);
         }
         int maxBytes = Math.min(version >= 3 ? body.maxBytes() : Integer.MAX_VALUE, context.config().getInt(ServerConfig.FETCH_MAX_BYTES));
-        FetchIsolation isolation = body.isolationLevel() == 1 ? FetchIsolation.TXN_COMMITTED : FetchIsolation.HIGH_WATERMARK;
-        FetchParams params = new FetchParams(body.maxWaitMs(), body.minBytes(), maxBytes, isolation);
+        // A follower reads to the leader's log end whatever isolation level it sends.
+        FetchIsolation isolation = fromFollower ? FetchIsolation.LOG_END
+            : body.isolationLevel() == 1 ? FetchIsolation.TXN_COMMITTED : FetchIsolation.HIGH_WATERMARK;
+        FetchParams params = fromFollower ? FetchParams.follower(body.maxWaitMs(), body.minBytes(), maxBytes, replicaId, brokerEpoch)
+            : new FetchParams(body.maxWaitMs(), body.minBytes(), maxBytes, isolation);
         FetchSessionCache.Session finalSession = session;
         boolean finalIncremental = incremental;
         context.replicaManager().fetchMessages(params, fetchInfos, results ->
@@ -114,11 +125,20 @@ final class FetchHandler implements ApiHandler {
         return byId ? new FetchSessionCache.Key(null, topic.topicId(), partition) : new FetchSessionCache.Key(topic.topic(), null, partition);
     }
 
-    private static FetchSessionCache.CachedPartition cached(FetchRequestData.FetchPartition partition) {
-        return new FetchSessionCache.CachedPartition(partition.fetchOffset(), partition.partitionMaxBytes(), partition.currentLeaderEpoch());
+    private static FetchSessionCache.CachedPartition cached(FetchRequestData.FetchPartition partition, short version) {
+        FetchSessionCache.CachedPartition cached = new FetchSessionCache.CachedPartition(partition.fetchOffset(), partition.partitionMaxBytes(),
+            partition.currentLeaderEpoch());
+        cached.lastFetchedEpoch = lastFetchedEpoch(partition, version);
+        cached.followerLogStartOffset(partition.logStartOffset());
+        return cached;
     }
 
-    private static void applyIncrementalChanges(FetchSessionCache.Session session, FetchRequestData body, boolean byId) {
+    /** LastFetchedEpoch exists from v12 (KIP-320); -1 before. */
+    private static int lastFetchedEpoch(FetchRequestData.FetchPartition partition, short version) {
+        return version >= 12 ? partition.lastFetchedEpoch() : -1;
+    }
+
+    private static void applyIncrementalChanges(FetchSessionCache.Session session, FetchRequestData body, boolean byId, short version) {
         for (FetchRequestData.ForgottenTopic forgotten : body.forgottenTopicsData()) {
             for (int partition : forgotten.partitions()) {
                 session.partitions.remove(byId ? new FetchSessionCache.Key(null, forgotten.topicId(), partition)
@@ -130,11 +150,13 @@ final class FetchHandler implements ApiHandler {
                 FetchSessionCache.Key key = key(topic, partition.partition(), byId);
                 FetchSessionCache.CachedPartition existing = session.partitions.get(key);
                 if (existing == null) {
-                    session.partitions.put(key, cached(partition));
+                    session.partitions.put(key, cached(partition, version));
                 } else {
                     existing.fetchOffset = partition.fetchOffset();
                     existing.maxBytes = partition.partitionMaxBytes();
                     existing.currentLeaderEpoch = partition.currentLeaderEpoch();
+                    existing.lastFetchedEpoch = lastFetchedEpoch(partition, version);
+                    existing.followerLogStartOffset(partition.logStartOffset());
                 }
             }
         }
@@ -194,7 +216,8 @@ final class FetchHandler implements ApiHandler {
             FetchSessionCache.CachedPartition cached = session.partitions.get(key);
             if (cached != null) {
                 boolean changed = cached.update(data.highWatermark(), data.lastStableOffset(), data.logStartOffset());
-                if (incremental && !changed && data.error() == ErrorCode.NONE && data.records().sizeInBytes() == 0) {
+                if (incremental && !changed && data.error() == ErrorCode.NONE && data.records().sizeInBytes() == 0
+                    && data.divergingEpoch() == null) {
                     return;
                 }
             }
@@ -214,6 +237,10 @@ final class FetchHandler implements ApiHandler {
             .setLogStartOffset(data.logStartOffset())
             .setPreferredReadReplica(-1)
             .setRecords(data.records());
+        if (data.divergingEpoch() != null) {
+            partition.setDivergingEpoch(new FetchResponseData.EpochEndOffset().setEpoch(data.divergingEpoch().epoch())
+                .setEndOffset(data.divergingEpoch().endOffset()));
+        }
         if (isolation == FetchIsolation.TXN_COMMITTED && data.abortedTransactions() != null) {
             List<FetchResponseData.AbortedTransaction> aborted = new ArrayList<>();
             for (AbortedTxn txn : data.abortedTransactions()) {

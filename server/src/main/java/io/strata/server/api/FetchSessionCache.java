@@ -11,7 +11,7 @@ import java.util.UUID;
  * it was last told about each (high watermark, last stable offset, log start offset), so that
  * later requests need only name changed partitions and responses carry only partitions with
  * news. At most {@code max.incremental.fetch.session.cache.slots} sessions are kept; the least
- * recently used is evicted when a new one needs room.
+ * recently used is evicted when a new one needs room, but a consumer's never evicts a follower's.
  *
  * <p>Thread-safe: sessions are only touched under this cache's monitor (a session's partitions
  * are read and updated by the one request of that session in flight).
@@ -32,6 +32,10 @@ final class FetchSessionCache {
         long fetchOffset;
         int maxBytes;
         int currentLeaderEpoch;
+        /** Fetch v12+ LastFetchedEpoch (-1: none). */
+        int lastFetchedEpoch = -1;
+        /** A follower's log start offset as its request says (-1: none). */
+        private long followerLogStartOffset = -1;
         long highWatermark = -1;
         long lastStableOffset = -1;
         long logStartOffset = -1;
@@ -40,6 +44,14 @@ final class FetchSessionCache {
             this.fetchOffset = fetchOffset;
             this.maxBytes = maxBytes;
             this.currentLeaderEpoch = currentLeaderEpoch;
+        }
+
+        long followerLogStartOffset() {
+            return followerLogStartOffset;
+        }
+
+        void followerLogStartOffset(long offset) {
+            this.followerLogStartOffset = offset;
         }
 
         /** Records what the response says; returns true if the client must be told. */
@@ -56,11 +68,14 @@ final class FetchSessionCache {
     /** A client's session. */
     static final class Session {
         final int id;
+        /** A follower's session: only another follower's may evict it. */
+        final boolean privileged;
         int epoch;
         final LinkedHashMap<Key, CachedPartition> partitions = new LinkedHashMap<>();
 
-        Session(int id) {
+        Session(int id, boolean privileged) {
             this.id = id;
+            this.privileged = privileged;
             this.epoch = 1;
         }
     }
@@ -73,23 +88,50 @@ final class FetchSessionCache {
         this.maxSessions = maxSessions;
     }
 
-    /** Creates a session, evicting the least recently used if full; null if sessions are disabled. */
+    /** A consumer's session: {@link #create(boolean)} with {@code privileged} false. */
     synchronized Session create() {
+        return create(false);
+    }
+
+    /**
+     * Creates a session, evicting the least recently used one when full: a consumer's session
+     * (unprivileged) may only evict another consumer's, a follower's (privileged) evicts the least
+     * recently used consumer session, or the least recently used follower session when all are
+     * followers' (Kafka privileges replication's sessions). Null if sessions are disabled or a
+     * consumer finds only followers' sessions.
+     */
+    synchronized Session create(boolean privileged) {
         if (maxSessions <= 0) {
             return null;
         }
-        if (sessions.size() >= maxSessions) {
-            Iterator<Map.Entry<Integer, Session>> eldest = sessions.entrySet().iterator();
-            eldest.next();
-            eldest.remove();
+        if (sessions.size() >= maxSessions && !evictOne(privileged)) {
+            return null;
         }
         int id;
         do {
             id = random.nextInt(Integer.MAX_VALUE - 1) + 1;
         } while (sessions.containsKey(id));
-        Session session = new Session(id);
+        Session session = new Session(id, privileged);
         sessions.put(id, session);
         return session;
+    }
+
+    /** Evicts the least recently used session the new one may evict; @return whether one was. */
+    private boolean evictOne(boolean privileged) {
+        Iterator<Map.Entry<Integer, Session>> candidates = sessions.entrySet().iterator();
+        while (candidates.hasNext()) {
+            if (!candidates.next().getValue().privileged) {
+                candidates.remove();
+                return true;
+            }
+        }
+        if (!privileged) {
+            return false;
+        }
+        Iterator<Map.Entry<Integer, Session>> eldest = sessions.entrySet().iterator();
+        eldest.next();
+        eldest.remove();
+        return true;
     }
 
     synchronized Session get(int id) {

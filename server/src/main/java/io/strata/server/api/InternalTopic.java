@@ -144,9 +144,11 @@ public final class InternalTopic implements CoordinatorLog, MetadataPublisher {
         }
         UnifiedLog log = hosted.log();
         long offset = log.logStartOffset();
-        long end = log.highWatermark();
+        // To the log end, as Kafka's coordinator loaders do: a new leader's high watermark can lag writes its predecessor
+        // acknowledged (it moves once the followers fetch in the new epoch), and all of its log will be committed as it leads.
+        long end = log.logEndOffset();
         while (offset < end) {
-            FetchDataInfo info = log.read(offset, 4 << 20, FetchIsolation.HIGH_WATERMARK, true);
+            FetchDataInfo info = log.read(offset, 4 << 20, FetchIsolation.LOG_END, true);
             ByteBuffer bytes = info.records() instanceof FileRecords file ? file.readAll() : ((MemoryRecords) info.records()).buffer();
             long next = offset;
             for (RecordBatch entry : MemoryRecords.readableRecords(bytes).batches()) {

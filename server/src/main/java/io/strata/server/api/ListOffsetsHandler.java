@@ -13,7 +13,11 @@ import io.strata.storage.UnifiedLog;
  * ListOffsets: the earliest offset (-2, and -4 "earliest local"), the latest (-1: the high
  * watermark, or the last stable offset for read_committed), the record with the largest
  * timestamp (-3), or the first offset at or after a timestamp. An offset by timestamp is
- * only reported if consumers may read it (below the high watermark). Only the leader answers:
+ * only reported if consumers may read it (below the high watermark). While a new leader's high
+ * watermark is below its epoch's start offset it answers a consumer OFFSET_NOT_AVAILABLE
+ * (LEADER_NOT_AVAILABLE before v5) for the latest offset and for a timestamp lookup it cannot
+ * answer below the high watermark; the earliest offsets stay answered (KIP-207, Kafka's
+ * {@code fetchOffsetForTimestamp}). Only the leader answers:
  * NOT_LEADER_OR_FOLLOWER for a partition of the cluster led elsewhere, UNKNOWN_TOPIC_OR_PARTITION
  * for one the cluster does not have.
  */
@@ -24,6 +28,8 @@ final class ListOffsetsHandler implements ApiHandler {
     static final long EARLIEST_LOCAL = -4L;
     static final long LATEST_TIERED = -5L;
     static final long EARLIEST_PENDING_UPLOAD = -6L;
+    /** ReplicaId of a consumer's request (-2 is Kafka's debugging replica, answered as a follower). */
+    static final int CONSUMER_REPLICA_ID = -1;
 
     private final BrokerContext context;
 
@@ -40,7 +46,8 @@ final class ListOffsetsHandler implements ApiHandler {
             ListOffsetsResponseData.ListOffsetsTopicResponse topicResponse = new ListOffsetsResponseData.ListOffsetsTopicResponse().setName(topic.name());
             for (ListOffsetsRequestData.ListOffsetsPartition partition : topic.partitions()) {
                 ListOffsetsResponseData.ListOffsetsPartitionResponse result =
-                    lookup(new TopicPartition(topic.name(), partition.partitionIndex()), partition, readCommitted);
+                    lookup(new TopicPartition(topic.name(), partition.partitionIndex()), partition, readCommitted, body.replicaId(),
+                        request.apiVersion());
                 if (request.apiVersion() < 4) {
                     result.setLeaderEpoch(-1); // not in the older versions
                 }
@@ -52,7 +59,8 @@ final class ListOffsetsHandler implements ApiHandler {
     }
 
     private ListOffsetsResponseData.ListOffsetsPartitionResponse lookup(TopicPartition topicPartition,
-                                                                       ListOffsetsRequestData.ListOffsetsPartition requested, boolean readCommitted) {
+                                                                       ListOffsetsRequestData.ListOffsetsPartition requested, boolean readCommitted,
+                                                                       int replicaId, short version) {
         ListOffsetsResponseData.ListOffsetsPartitionResponse result = new ListOffsetsResponseData.ListOffsetsPartitionResponse()
             .setPartitionIndex(requested.partitionIndex()).setTimestamp(-1L).setOffset(-1L).setLeaderEpoch(-1);
         Partition partition;
@@ -64,9 +72,14 @@ final class ListOffsetsHandler implements ApiHandler {
         }
         UnifiedLog log = partition.log();
         long timestamp = requested.timestamp();
-        long readableEnd = readCommitted ? log.lastStableOffset() : log.highWatermark();
+        boolean consumer = replicaId == CONSUMER_REPLICA_ID;
+        // A follower (or a debugging client) reads to the log end; a consumer to what is committed.
+        long readableEnd = !consumer ? log.logEndOffset() : readCommitted ? log.lastStableOffset() : log.highWatermark();
+        // KIP-207: a new leader whose high watermark has not reached its epoch's start cannot tell a consumer where the end is.
+        boolean lagging = consumer && partition.highWatermarkBelowEpochStart();
+        short notAvailable = (version >= 5 ? ErrorCode.OFFSET_NOT_AVAILABLE : ErrorCode.LEADER_NOT_AVAILABLE).code();
         if (timestamp == LATEST) {
-            return result.setOffset(readableEnd).setLeaderEpoch(partition.leaderEpoch());
+            return lagging ? result.setErrorCode(notAvailable) : result.setOffset(readableEnd).setLeaderEpoch(partition.leaderEpoch());
         }
         if (timestamp == EARLIEST || timestamp == EARLIEST_LOCAL) {
             return result.setOffset(log.logStartOffset()).setLeaderEpoch(log.epochForOffset(log.logStartOffset()));
@@ -78,6 +91,8 @@ final class ListOffsetsHandler implements ApiHandler {
             UnifiedLog.OffsetAndTimestamp max = log.maxTimestampOffset();
             if (max != null && max.offset() < readableEnd) {
                 result.setOffset(max.offset()).setTimestamp(max.timestamp()).setLeaderEpoch(max.leaderEpoch());
+            } else if (lagging) {
+                result.setErrorCode(notAvailable);
             }
             return result;
         }
@@ -87,6 +102,8 @@ final class ListOffsetsHandler implements ApiHandler {
         UnifiedLog.OffsetAndTimestamp found = log.fetchOffsetByTimestamp(timestamp);
         if (found != null && found.offset() < readableEnd) {
             result.setOffset(found.offset()).setTimestamp(found.timestamp()).setLeaderEpoch(found.leaderEpoch());
+        } else if (lagging) {
+            result.setErrorCode(notAvailable);
         }
         return result;
     }

@@ -12,6 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -52,6 +53,8 @@ public final class BrokerLifecycleManager implements AutoCloseable {
     private String rack;
     private volatile State state = State.REGISTERING;
     private volatile long brokerEpoch = -1;
+    /** Sent in every BrokerRegistration: the epoch of the previous run's clean shutdown, -1 if unknown. */
+    private volatile long previousBrokerEpoch = -1;
 
     /** @param appliedOffset the offset of the last metadata record this node has applied (-1 before any) */
     public BrokerLifecycleManager(int nodeId, String clusterId, ControllerApi controller, LongSupplier appliedOffset, long heartbeatIntervalMs,
@@ -68,8 +71,20 @@ public final class BrokerLifecycleManager implements AutoCloseable {
         });
     }
 
-    /** Registers and heartbeats from now on; the future completes with the broker epoch once the controller first unfences this broker. */
+    /** {@link #start(List, String, OptionalLong)} with no previous broker epoch known. */
     public CompletableFuture<Long> start(List<BrokerRegistration.Endpoint> advertised, String brokerRack) {
+        return start(advertised, brokerRack, OptionalLong.empty());
+    }
+
+    /**
+     * Registers and heartbeats from now on; the future completes with the broker epoch once the controller first unfences this broker.
+     *
+     * @param previousBrokerEpoch the epoch the clean-shutdown markers of the previous run recorded
+     *        ({@code LogManager.previousBrokerEpoch()}); every registration of this run sends it as
+     *        {@code PreviousBrokerEpoch}, -1 when empty, as Kafka's BrokerLifecycleManager does (KIP-966)
+     */
+    public CompletableFuture<Long> start(List<BrokerRegistration.Endpoint> advertised, String brokerRack, OptionalLong previousBrokerEpoch) {
+        this.previousBrokerEpoch = previousBrokerEpoch.orElse(-1L);
         this.endpoints = List.copyOf(advertised);
         this.rack = brokerRack;
         thread.execute(this::register);
@@ -90,7 +105,7 @@ public final class BrokerLifecycleManager implements AutoCloseable {
         }
         state = State.REGISTERING;
         BrokerRegistrationRequestData request = new BrokerRegistrationRequestData().setBrokerId(nodeId).setClusterId(clusterId)
-            .setIncarnationId(incarnationId).setRack(rack).setPreviousBrokerEpoch(brokerEpoch);
+            .setIncarnationId(incarnationId).setRack(rack).setPreviousBrokerEpoch(previousBrokerEpoch);
         for (BrokerRegistration.Endpoint endpoint : endpoints) {
             request.listeners().add(new BrokerRegistrationRequestData.Listener().setName(endpoint.listenerName()).setHost(endpoint.host())
                 .setPort(endpoint.port()).setSecurityProtocol(endpoint.securityProtocol()));

@@ -8,6 +8,8 @@ import io.strata.protocol.ApiMessage;
 import io.strata.protocol.ErrorCode;
 import io.strata.protocol.message.AllocateProducerIdsRequestData;
 import io.strata.protocol.message.AllocateProducerIdsResponseData;
+import io.strata.protocol.message.AlterPartitionRequestData;
+import io.strata.protocol.message.AlterPartitionResponseData;
 import io.strata.protocol.message.ApiMessageType;
 import io.strata.protocol.message.BrokerHeartbeatRequestData;
 import io.strata.protocol.message.BrokerHeartbeatResponseData;
@@ -296,6 +298,21 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
     public CompletableFuture<UnregisterBrokerResponseData> unregisterBroker(int brokerId) {
         return call(ApiMessageType.UNREGISTER_BROKER, (short) 0, new UnregisterBrokerRequestData().setBrokerId(brokerId),
             (UnregisterBrokerResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
+    }
+
+    /**
+     * Sent at {@code version} (2-3; a leader's AlterPartitionManager sends v3). A top-level
+     * NOT_CONTROLLER answer, no known leader or a failed connection is retried at the quorum's
+     * leader until {@link #requestTimeoutMs()}; per-partition errors (including NOT_CONTROLLER
+     * for epochs the controller has not seen yet) go back to the caller.
+     */
+    @Override
+    public CompletableFuture<AlterPartitionResponseData> alterPartition(AlterPartitionRequestData request, short version) {
+        if (version < 2 || version > 3) {
+            throw new IllegalArgumentException("AlterPartition is sent at versions 2-3: version=" + version);
+        }
+        return call(ApiMessageType.ALTER_PARTITION, version, request,
+            (AlterPartitionResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
     }
 
     /** Sent as UpdateFeatures v1 (upgrade types, validate-only); the controller validates against its own supported levels. */

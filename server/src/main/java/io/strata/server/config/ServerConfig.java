@@ -80,6 +80,14 @@ public final class ServerConfig {
     public static final String LOG_CLEANER_IO_MAX_BYTES_PER_SECOND = "log.cleaner.io.max.bytes.per.second";
     public static final String FETCH_MAX_BYTES = "fetch.max.bytes";
     public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
+    public static final String REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS = "replica.high.watermark.checkpoint.interval.ms";
+    public static final String REPLICA_FETCH_WAIT_MAX_MS = "replica.fetch.wait.max.ms";
+    public static final String REPLICA_FETCH_MIN_BYTES = "replica.fetch.min.bytes";
+    public static final String REPLICA_FETCH_MAX_BYTES = "replica.fetch.max.bytes";
+    public static final String REPLICA_FETCH_RESPONSE_MAX_BYTES = "replica.fetch.response.max.bytes";
+    public static final String REPLICA_FETCH_BACKOFF_MS = "replica.fetch.backoff.ms";
+    public static final String NUM_REPLICA_FETCHERS = "num.replica.fetchers";
+    public static final String REPLICA_SOCKET_TIMEOUT_MS = "replica.socket.timeout.ms";
     public static final String FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS = "fetch.purgatory.purge.interval.requests";
     public static final String PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS = "producer.purgatory.purge.interval.requests";
     public static final String MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS = "max.incremental.fetch.session.cache.slots";
@@ -193,11 +201,21 @@ public final class ServerConfig {
                 "read plus written bytes per second of all cleaner threads together")
             .define(FETCH_MAX_BYTES, Type.INT, 57_671_680, ConfigDef.atLeast(1024), "largest fetch response")
             .define(REPLICA_LAG_TIME_MAX_MS, Type.LONG, 30_000L, "ISR lag bound")
+            .define(REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS, Type.LONG, 5_000L,
+                "how often each data directory's replication-offset-checkpoint (the high watermarks) is written")
+            .define(REPLICA_FETCH_WAIT_MAX_MS, Type.INT, 500, ConfigDef.atLeast(0), "longest wait of a follower Fetch on the leader")
+            .define(REPLICA_FETCH_MIN_BYTES, Type.INT, 1, ConfigDef.atLeast(0), "bytes a follower Fetch waits for")
+            .define(REPLICA_FETCH_MAX_BYTES, Type.INT, 1_048_576, ConfigDef.atLeast(0),
+                "bytes per partition a follower fetches (a larger first batch still comes whole)")
+            .define(REPLICA_FETCH_RESPONSE_MAX_BYTES, Type.INT, 10_485_760, ConfigDef.atLeast(0), "bytes of a whole follower Fetch response")
+            .define(REPLICA_FETCH_BACKOFF_MS, Type.INT, 1000, ConfigDef.atLeast(0), "pause after a failed follower fetch")
+            .define(NUM_REPLICA_FETCHERS, Type.INT, 1, ConfigDef.atLeast(1), "fetchers (connections) per source broker")
+            .define(REPLICA_SOCKET_TIMEOUT_MS, Type.INT, 30_000, ConfigDef.atLeast(1), "request timeout of follower fetches")
             .define(FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS, Type.INT, 1000, "fetch purgatory purge interval")
             .define(PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS, Type.INT, 1000, "produce purgatory purge interval")
             .define(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS, Type.INT, 1000, ConfigDef.atLeast(0), "fetch sessions kept")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, Type.INT, 50, ConfigDef.atLeast(1), "partitions of __consumer_offsets")
-            .define(OFFSETS_TOPIC_REPLICATION_FACTOR, Type.SHORT, (short) 1, ConfigDef.atLeast(1), "replication of __consumer_offsets")
+            .define(OFFSETS_TOPIC_REPLICATION_FACTOR, Type.SHORT, (short) 3, ConfigDef.atLeast(1), "replication of __consumer_offsets")
             .define(OFFSETS_TOPIC_SEGMENT_BYTES, Type.INT, 104_857_600, ConfigDef.atLeast(1), "segment size of __consumer_offsets")
             .define(OFFSETS_RETENTION_MINUTES, Type.INT, 10_080, ConfigDef.atLeast(1),
                 "committed offsets expire this long after their commit, or for a classic group after it became Empty")
@@ -226,8 +244,8 @@ public final class ServerConfig {
             .define(GROUP_CONSUMER_ASSIGNORS, Type.LIST, "uniform,range",
                 "server assignors of consumer groups (uniform, range or Kafka's class names); the first is the default")
             .define(TRANSACTION_STATE_LOG_NUM_PARTITIONS, Type.INT, 50, ConfigDef.atLeast(1), "partitions of __transaction_state")
-            .define(TRANSACTION_STATE_LOG_REPLICATION_FACTOR, Type.SHORT, (short) 1, ConfigDef.atLeast(1), "replication of __transaction_state")
-            .define(TRANSACTION_STATE_LOG_MIN_ISR, Type.INT, 1, ConfigDef.atLeast(1), "min ISR of __transaction_state")
+            .define(TRANSACTION_STATE_LOG_REPLICATION_FACTOR, Type.SHORT, (short) 3, ConfigDef.atLeast(1), "replication of __transaction_state")
+            .define(TRANSACTION_STATE_LOG_MIN_ISR, Type.INT, 2, ConfigDef.atLeast(1), "min ISR of __transaction_state")
             .define(TRANSACTION_MAX_TIMEOUT_MS, Type.INT, 900_000, ConfigDef.atLeast(1), "largest transaction timeout")
             .define(TRANSACTIONAL_ID_EXPIRATION_MS, Type.INT, 604_800_000, ConfigDef.atLeast(1),
                 "a transactional id idle this long in Empty, CompleteCommit or CompleteAbort is removed")
@@ -312,6 +330,12 @@ public final class ServerConfig {
     }
 
     public static ServerConfig fromMap(Map<String, String> properties) {
+        if (isBlank(properties.get(CONTROLLER_QUORUM_VOTERS)) && isBlank(properties.get(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS))) {
+            // The zero-config single node: its internal topics have one replica, as Kafka's shipped server.properties sets.
+            Map<String, String> single = new LinkedHashMap<>(STANDALONE_DEFAULTS);
+            single.putAll(properties);
+            properties = single;
+        }
         ServerConfig config = new ServerConfig(DEFINITION.parse(properties));
         config.validate();
         return config;
@@ -333,6 +357,18 @@ public final class ServerConfig {
         return fromMap(properties);
     }
 
+    /**
+     * Where the single node differs from Kafka's defaults, which a cluster node keeps
+     * ({@code offsets.topic.replication.factor} 3, {@code transaction.state.log.replication.factor}
+     * 3, {@code transaction.state.log.min.isr} 2).
+     */
+    private static boolean isBlank(String value) {
+        return value == null || value.isBlank();
+    }
+
+    static final Map<String, String> STANDALONE_DEFAULTS = Map.of(OFFSETS_TOPIC_REPLICATION_FACTOR, "1",
+        TRANSACTION_STATE_LOG_REPLICATION_FACTOR, "1", TRANSACTION_STATE_LOG_MIN_ISR, "1");
+
     private void validate() {
         for (String listener : listeners()) {
             Endpoint.parse(listener);
@@ -351,6 +387,15 @@ public final class ServerConfig {
             // Kafka's rule: a request of the largest accepted size must fit, or its connection would wait forever.
             throw new ConfigException(QUEUED_MAX_REQUEST_BYTES, queuedMaxRequestBytes,
                 "must be at least " + SOCKET_REQUEST_MAX_BYTES + " (" + getInt(SOCKET_REQUEST_MAX_BYTES) + "), or -1 for no bound");
+        }
+        // Kafka's KafkaConfig checks on the fetch wait.
+        if (getInt(REPLICA_FETCH_WAIT_MAX_MS) > getInt(REPLICA_SOCKET_TIMEOUT_MS)) {
+            throw new ConfigException(REPLICA_SOCKET_TIMEOUT_MS, getInt(REPLICA_SOCKET_TIMEOUT_MS),
+                "replica.socket.timeout.ms should always be at least replica.fetch.wait.max.ms to prevent unnecessary socket timeouts");
+        }
+        if (getInt(REPLICA_FETCH_WAIT_MAX_MS) > getLong(REPLICA_LAG_TIME_MAX_MS)) {
+            throw new ConfigException(REPLICA_FETCH_WAIT_MAX_MS, getInt(REPLICA_FETCH_WAIT_MAX_MS),
+                "replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR");
         }
         UnimplementedSecurity.check(this);
         LogConfig.of(topicDefaults(), Map.of());

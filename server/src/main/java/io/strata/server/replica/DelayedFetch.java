@@ -10,9 +10,10 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * A fetch waiting for {@code fetch.min.bytes} of data (or {@code fetch.max.wait.ms}). Woken
- * by appends to any of its partitions; completes when enough bytes are readable below the
- * isolation bound, when a partition disappears or its leadership moves to another broker, or on timeout, and then reads again.
+ * A fetch waiting for {@code fetch.min.bytes} of data (or {@code fetch.max.wait.ms}; for a
+ * follower its request's MaxWaitMs, {@code replica.fetch.wait.max.ms}). Woken by appends to any
+ * of its partitions; completes when enough bytes are readable below the isolation bound (the log
+ * end for a follower, so a high watermark move alone does not answer it), when a partition disappears or its leadership moves to another broker, or on timeout, and then reads again.
  */
 public final class DelayedFetch extends DelayedOperation {
     private final FetchParams params;
@@ -34,11 +35,16 @@ public final class DelayedFetch extends DelayedOperation {
         boolean newData = false;
         for (Map.Entry<TopicPartition, PartitionFetchInfo> entry : fetchInfos.entrySet()) {
             Partition partition = replicaManager.partition(entry.getKey());
-            if (partition == null || partition.leaderId() != replicaManager.nodeId()) {
+            if (partition == null || !partition.isLeader()) {
                 return forceComplete(); // gone, or led elsewhere now: the read answers the partition's error
             }
             UnifiedLog log = partition.log();
-            long bound = params.isolation() == FetchIsolation.TXN_COMMITTED ? log.lastStableOffset() : log.highWatermark();
+            // A follower reads to the log end: only appends complete it, never a high watermark move alone (KAFKA-9952).
+            long bound = switch (params.isolation()) {
+                case LOG_END -> log.logEndOffset();
+                case TXN_COMMITTED -> log.lastStableOffset();
+                case HIGH_WATERMARK -> log.highWatermark();
+            };
             if (bound < entry.getValue().fetchOffset()) {
                 return forceComplete(); // the log was truncated below the fetch position
             }
@@ -51,7 +57,7 @@ public final class DelayedFetch extends DelayedOperation {
             return forceComplete();
         }
         long bytes = 0;
-        for (FetchPartitionData data : replicaManager.readFromLog(params, fetchInfos).values()) {
+        for (FetchPartitionData data : replicaManager.readFromLog(params, fetchInfos, false).values()) {
             bytes += data.records().sizeInBytes();
         }
         return bytes >= params.minBytes() && forceComplete();

@@ -11,7 +11,9 @@ import java.util.function.Consumer;
 /**
  * An acks=all produce waiting until every written partition's high watermark covers its
  * write. On a single node the high watermark moves with the append, so it completes on its
- * first check; with replication it completes when followers catch up, or times out with
+ * first check; with replication it completes when the ISR caught up (NONE, or
+ * NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below min ISR meanwhile: the batch is in the
+ * log), at once with NOT_LEADER_OR_FOLLOWER when this node stops leading, or times out with
  * REQUEST_TIMED_OUT for the partitions still short. With {@code strata.fsync=on-ack} the high
  * watermark moves only after the fsync covering the write, and acks=1 produces wait here too,
  * for that fsync (the log's recovery point); a failed fsync answers KAFKA_STORAGE_ERROR.
@@ -44,13 +46,33 @@ public final class DelayedProduce extends DelayedOperation {
             if (acknowledged.containsKey(entry.getKey())) {
                 continue;
             }
-            ErrorCode status = replicaManager.acksSatisfied(entry.getKey(), entry.getValue().lastOffset(), requiredAcks);
+            ErrorCode status = acknowledgement(replicaManager.partition(entry.getKey()), entry.getValue().lastOffset(), requiredAcks);
             if (status == null) {
                 return false;
             }
             acknowledged.put(entry.getKey(), status);
         }
         return forceComplete();
+    }
+
+    /**
+     * Whether a write up to {@code lastOffset} may be acknowledged: acks=all by
+     * {@link Partition#checkEnoughReplicasReachOffset} (NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND or
+     * NOT_LEADER_OR_FOLLOWER), acks=1 once an fsync covers it (only asked with fsync-on-ack);
+     * KAFKA_STORAGE_ERROR if the fsync covering it failed; NOT_LEADER_OR_FOLLOWER if the partition
+     * is gone or led elsewhere; null while it must wait.
+     */
+    static ErrorCode acknowledgement(Partition partition, long lastOffset, short requiredAcks) {
+        if (partition == null || !partition.isLeader()) {
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+        }
+        ErrorCode status = requiredAcks == 1
+            ? (partition.log().recoveryPoint() > lastOffset ? ErrorCode.NONE : null)
+            : partition.checkEnoughReplicasReachOffset(lastOffset + 1);
+        if (status == null && partition.log().fsyncOnAck() && partition.flushFailedFor(lastOffset)) {
+            return ErrorCode.KAFKA_STORAGE_ERROR;
+        }
+        return status;
     }
 
     @Override

@@ -15,8 +15,8 @@ import java.util.function.Consumer;
 /**
  * The fsync of {@code strata.fsync=on-ack}, off the request handler threads: a handler appends
  * and parks the produce in the purgatory; this one thread fsyncs the partition's log up to its
- * end (group commit: one fsync covers every append made before it started), then moves the high
- * watermark to what it fsynced and completes the parked produces and fetches it covers.
+ * end (group commit: one fsync covers every append made before it started), then lets the partition move the high
+ * watermark as far as what it fsynced and the ISR allow and completes the parked produces and fetches it covers.
  *
  * <p>Invariants: an on-ack write is acknowledged (acks=1: the log's recovery point, acks=all:
  * the high watermark) and visible to consumers only after an fsync that covers it. A failed
@@ -85,7 +85,8 @@ public final class LogFlusher implements AutoCloseable {
         LogOffsetMetadata end = log.logEndOffsetMetadata();
         try {
             log.flush(end.messageOffset());
-            log.maybeIncrementHighWatermark(end);
+            // The leader's flushed offset is its own term in the high watermark (with followers, the minimum over the ISR).
+            partition.onFlushed();
         } catch (IOException | RuntimeException e) {
             backgroundErrors.record(TASK);
             LOG.error("fsync of {} up to offset {} failed: the produces waiting for it get KAFKA_STORAGE_ERROR", partition.topicPartition(),

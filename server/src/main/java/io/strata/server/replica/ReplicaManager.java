@@ -66,6 +66,31 @@ public final class ReplicaManager implements MetadataPublisher {
      * its threads exist only while there is work (they end after a few idle seconds).
      */
     private final java.util.concurrent.ThreadPoolExecutor logCreators = logCreationPool();
+    /** What every {@link Partition} of this node sees of the broker around it: settings, the image's brokers, the controller path. */
+    private final BrokerReplicaContext context;
+    private volatile io.strata.common.BackgroundErrors backgroundErrors = new io.strata.common.BackgroundErrors();
+    private volatile java.util.concurrent.ScheduledFuture<?> isrShrinkTask;
+    private volatile FollowerFetching followerFetching = FollowerFetching.NONE;
+
+    /** ISR shrinks the controller committed for partitions led here (Kafka's IsrShrinksPerSec, as a count). */
+    public long isrShrinks() {
+        return context.isrShrinks();
+    }
+
+    /** ISR expands the controller committed (IsrExpandsPerSec, as a count). */
+    public long isrExpands() {
+        return context.isrExpands();
+    }
+
+    /** ISR changes the controller refused or that could not be sent (FailedIsrUpdatesPerSec, as a count). */
+    public long failedIsrUpdates() {
+        return context.failedIsrUpdates();
+    }
+
+    /** {@code replica.lag.time.max.ms} default (Kafka's). */
+    public static final long DEFAULT_REPLICA_LAG_TIME_MAX_MS = BrokerReplicaContext.DEFAULT_REPLICA_LAG_TIME_MAX_MS;
+    /** Background task name of the ISR shrink check (metric label). */
+    public static final String ISR_SHRINK_TASK = "isr-shrink";
 
     public ReplicaManager(int nodeId, LogManager logManager, Map<String, String> topicDefaults, Time time,
                           DelayedOperationPurgatory<DelayedProduce> producePurgatory, DelayedOperationPurgatory<DelayedFetch> fetchPurgatory) {
@@ -75,6 +100,10 @@ public final class ReplicaManager implements MetadataPublisher {
         this.time = time;
         this.producePurgatory = producePurgatory;
         this.fetchPurgatory = fetchPurgatory;
+        this.context = new BrokerReplicaContext(nodeId, time, () -> image, topicPartition -> {
+            fetchPurgatory.checkAndComplete(topicPartition);
+            producePurgatory.checkAndComplete(topicPartition);
+        });
     }
 
     /** The fsync-on-ack flusher (tests slow or fail its fsync). */
@@ -85,6 +114,65 @@ public final class ReplicaManager implements MetadataPublisher {
     /** Where background failures (the flusher's) are counted. */
     public void setBackgroundErrors(io.strata.common.BackgroundErrors errors) {
         flusher.setBackgroundErrors(errors);
+        this.backgroundErrors = errors;
+    }
+
+    /** Where the leaders' ISR changes go (the AlterPartitionManager); until set, every change is answered OPERATION_NOT_ATTEMPTED. */
+    public void setIsrChangeSubmitter(IsrChangeSubmitter submitter) {
+        context.setIsrChangeSubmitter(submitter);
+    }
+
+    /** The strict min ISR hook (KIP-966): true while ELR is enabled. */
+    public void setStrictMinIsr(java.util.function.BooleanSupplier strict) {
+        context.setStrictMinIsr(strict);
+    }
+
+    /** Where the partitions this node follows are handed (the replica fetchers). */
+    public void setFollowerFetching(FollowerFetching fetching) {
+        this.followerFetching = java.util.Objects.requireNonNull(fetching);
+    }
+
+    /**
+     * Sets {@code replica.lag.time.max.ms} and starts the ISR shrink check on the log manager's
+     * scheduler, every half of it (Kafka's period). A failure on one partition is logged with the
+     * partition, counted ({@value #ISR_SHRINK_TASK}) and the check goes on.
+     */
+    public synchronized void startIsrShrinkTask(long lagTimeMaxMs) {
+        if (lagTimeMaxMs <= 0) {
+            throw new IllegalArgumentException("replica.lag.time.max.ms must be positive: replica.lag.time.max.ms=" + lagTimeMaxMs);
+        }
+        context.setReplicaLagTimeMaxMs(lagTimeMaxMs);
+        if (isrShrinkTask != null) {
+            isrShrinkTask.cancel(false);
+        }
+        long periodMs = Math.max(1, lagTimeMaxMs / 2);
+        isrShrinkTask = logManager.scheduler().scheduleAtFixedRate(this::maybeShrinkIsrs, periodMs, periodMs,
+            java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
+    /** One round of the ISR shrink check over every partition led here; never throws. */
+    public void maybeShrinkIsrs() {
+        long nowMs = time.milliseconds();
+        for (Partition partition : partitions.values()) {
+            try {
+                if (partition.isLeader()) {
+                    partition.maybeShrinkIsr(nowMs);
+                }
+            } catch (Throwable e) {
+                backgroundErrors.record(ISR_SHRINK_TASK);
+                LOG.error("The ISR shrink check of {} failed; the check goes on", partition.topicPartition(), e);
+            }
+        }
+    }
+
+    /** The {@link ReplicaContext} of this node's partitions. */
+    public ReplicaContext replicaContext() {
+        return context;
+    }
+
+    /** A follower's high watermark moved (its fetcher applied the leader's): consumer fetches waiting on this replica may answer. */
+    public void onFollowerHighWatermark(TopicPartition topicPartition) {
+        fetchPurgatory.checkAndComplete(topicPartition);
     }
 
     private void onFlushed(TopicPartition topicPartition) {
@@ -97,6 +185,10 @@ public final class ReplicaManager implements MetadataPublisher {
      * creations under way, so none runs on after the log manager closes.
      */
     public void close() {
+        java.util.concurrent.ScheduledFuture<?> shrink = isrShrinkTask;
+        if (shrink != null) {
+            shrink.cancel(false);
+        }
         flusher.close();
         logCreators.shutdown();
         try {
@@ -147,7 +239,7 @@ public final class ReplicaManager implements MetadataPublisher {
      */
     public Partition leaderPartitionOrThrow(TopicPartition topicPartition) {
         Partition partition = partitions.get(topicPartition);
-        if (partition != null && partition.leaderId() == nodeId) {
+        if (partition != null && partition.isLeader()) {
             return partition;
         }
         if (partition != null || inImage(topicPartition)) {
@@ -161,7 +253,7 @@ public final class ReplicaManager implements MetadataPublisher {
     /** The error of {@link #leaderPartitionOrThrow}, or NONE if this node leads the partition (no exception thrown). */
     public ErrorCode leadershipError(TopicPartition topicPartition) {
         Partition partition = partitions.get(topicPartition);
-        if (partition != null && partition.leaderId() == nodeId) {
+        if (partition != null && partition.isLeader()) {
             return ErrorCode.NONE;
         }
         return partition != null || inImage(topicPartition) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
@@ -198,63 +290,141 @@ public final class ReplicaManager implements MetadataPublisher {
 
     // ---------------------------------------------------------------- metadata changes
 
+    /**
+     * Applies an image to the partitions of this node ({@link LocalReplicaChanges}), in Kafka's
+     * order: partitions of deleted
+     * topics are removed first (a topic deleted and created again under its name within one
+     * image must keep its new partition); logs whose topic configuration changed get it; new
+     * partitions are created with their role; then
+     * existing partitions this node leads ({@link Partition#makeLeader}, their fetchers stopped),
+     * then those it follows ({@link Partition#makeFollower}; parked produces and fetches answer
+     * NOT_LEADER_OR_FOLLOWER, the fetchers are told of a new leader or epoch), then partitions
+     * reassigned away are removed. A partition whose transition fails (a bug: an epoch going
+     * back) is logged and the others are still applied; the first failure is thrown at the end.
+     */
     @Override
     public void publish(MetadataImage previous, MetadataImage current) {
         image = current;
-        // Deleted topics first: a topic deleted and created again under its name within one image (a snapshot loaded by a
-        // lagging node) must not have its new partition removed by name after it was created.
-        for (TopicImage topic : previous.topicsByName().values()) {
-            if (current.topic(topic.id()) == null) {
-                for (int index : topic.partitions().keySet()) {
-                    removePartition(new TopicPartition(topic.name(), index));
-                }
+        LocalReplicaChanges changes = LocalReplicaChanges.of(previous, current, nodeId);
+        // Fetchers stop before a log goes: once unfollow returns none appends to it.
+        if (!changes.deleted().isEmpty()) {
+            followerFetching.unfollow(changes.deleted());
+        }
+        for (TopicPartition topicPartition : changes.deleted()) {
+            removePartition(topicPartition);
+        }
+        updateChangedConfigs(previous, current);
+        Map<String, LogConfig> configs = new java.util.HashMap<>();
+        List<NewPartition> toCreate = new ArrayList<>();
+        List<Map.Entry<Partition, PartitionRegistration>> toLead = new ArrayList<>();
+        List<Map.Entry<Partition, PartitionRegistration>> toFollow = new ArrayList<>();
+        List<LocalReplicaChanges.Change> hosted = new ArrayList<>(changes.leaders());
+        hosted.addAll(changes.followers());
+        for (LocalReplicaChanges.Change change : hosted) {
+            TopicPartition topicPartition = change.topicPartition();
+            PartitionRegistration registration = change.registration();
+            Partition existing = partitions.get(topicPartition);
+            if (existing == null || change.kind() == LocalReplicaChanges.Kind.NEW) {
+                LogConfig config = configs.computeIfAbsent(topicPartition.topic(), topic -> logConfig(current, topic));
+                toCreate.add(new NewPartition(topicPartition, change.topicId(), registration, config));
+            } else if (registration.leaderEpoch() < existing.leaderEpoch()) {
+                // Kafka ignores a state change older than what the partition has seen; the partition itself refuses it.
+                LOG.warn("Ignoring {} for {}: its leader epoch is older than the partition's {}", registration, topicPartition,
+                    existing.leaderEpoch());
+            } else {
+                (registration.leader() == nodeId ? toLead : toFollow).add(Map.entry(existing, registration));
             }
         }
+        List<Partition> createdFollowers = java.util.Collections.synchronizedList(new ArrayList<>());
+        RuntimeException failure = null;
+        try {
+            createPartitions(toCreate, createdFollowers);
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        failure = applyLeaders(toLead, failure);
+        failure = applyFollowers(toFollow, createdFollowers, failure);
+        if (!changes.reassignedAway().isEmpty()) {
+            followerFetching.unfollow(changes.reassignedAway());
+        }
+        for (TopicPartition topicPartition : changes.reassignedAway()) {
+            // Reassigned away: this node is no longer a replica, as Kafka's broker it deletes its copy.
+            removePartition(topicPartition);
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /** The logs of topics whose configuration (or the broker's topic defaults) changed get their new configuration. */
+    private void updateChangedConfigs(MetadataImage previous, MetadataImage current) {
         boolean brokerConfigChanged = DynamicBrokerConfig.changed(previous, current, nodeId);
-        List<NewPartition> toCreate = new ArrayList<>();
         for (TopicImage topic : current.topicsByName().values()) {
-            TopicImage before = previous.topic(topic.id());
-            boolean configChanged = brokerConfigChanged
-                || !previous.configs(ConfigResource.topic(topic.name())).equals(current.configs(ConfigResource.topic(topic.name())));
-            if (before == topic && !configChanged) {
-                // An image shares the TopicImage of every topic a batch did not touch: nothing to do for its partitions.
+            ConfigResource resource = ConfigResource.topic(topic.name());
+            if (!brokerConfigChanged && previous.configs(resource).equals(current.configs(resource))) {
                 continue;
             }
             LogConfig config = null;
-            for (Map.Entry<Integer, PartitionRegistration> entry : topic.partitions().entrySet()) {
-                PartitionRegistration registration = entry.getValue();
-                TopicPartition topicPartition = new TopicPartition(topic.name(), entry.getKey());
-                Partition existing = partitions.get(topicPartition);
-                if (!contains(registration.replicas(), nodeId)) {
-                    if (existing != null) {
-                        // Reassigned away: this node is no longer a replica, as Kafka's broker it deletes its copy.
-                        removePartition(topicPartition);
-                    }
-                    continue;
-                }
-                if (existing == null || before == null) {
+            for (int index : topic.partitions().keySet()) {
+                Partition existing = partitions.get(new TopicPartition(topic.name(), index));
+                if (existing != null) {
                     if (config == null) {
                         config = logConfig(current, topic.name());
                     }
-                    toCreate.add(new NewPartition(topicPartition, topic.id(), registration, config));
-                } else {
-                    boolean ledHere = existing.leaderId() == nodeId;
-                    existing.updateLeadership(registration.leader(), registration.leaderEpoch());
-                    if (ledHere && registration.leader() != nodeId) {
-                        // Leadership moved away: parked acks=all produces and delayed fetches answer NOT_LEADER_OR_FOLLOWER now.
-                        producePurgatory.checkAndComplete(topicPartition);
-                        fetchPurgatory.checkAndComplete(topicPartition);
-                    }
-                    if (configChanged) {
-                        if (config == null) {
-                            config = logConfig(current, topic.name());
-                        }
-                        existing.log().updateConfig(config);
-                    }
+                    existing.log().updateConfig(config);
                 }
             }
         }
-        createPartitions(toCreate);
+    }
+
+    private RuntimeException applyLeaders(List<Map.Entry<Partition, PartitionRegistration>> toLead, RuntimeException failure) {
+        List<TopicPartition> newLeaders = new ArrayList<>();
+        for (Map.Entry<Partition, PartitionRegistration> entry : toLead) {
+            if (!entry.getKey().isLeader()) {
+                newLeaders.add(entry.getKey().topicPartition());
+            }
+        }
+        if (!newLeaders.isEmpty()) {
+            // Before makeLeader: once unfollow returns no fetcher appends, so the epoch starts at the final log end (Kafka's order).
+            followerFetching.unfollow(newLeaders);
+        }
+        long nowMs = time.milliseconds();
+        for (Map.Entry<Partition, PartitionRegistration> entry : toLead) {
+            Partition partition = entry.getKey();
+            try {
+                partition.makeLeader(entry.getValue(), nowMs);
+            } catch (RuntimeException e) {
+                LOG.error("Could not make broker {} the leader of {} with {}", nodeId, partition.topicPartition(), entry.getValue(), e);
+                failure = failure == null ? e : failure;
+            }
+        }
+        return failure;
+    }
+
+    private RuntimeException applyFollowers(List<Map.Entry<Partition, PartitionRegistration>> toFollow, List<Partition> createdFollowers,
+                                            RuntimeException failure) {
+        List<Partition> follow = new ArrayList<>(createdFollowers);
+        for (Map.Entry<Partition, PartitionRegistration> entry : toFollow) {
+            Partition partition = entry.getKey();
+            try {
+                boolean wasLeader = partition.isLeader();
+                if (partition.makeFollower(entry.getValue())) {
+                    follow.add(partition);
+                }
+                if (wasLeader) {
+                    // Leadership moved away: parked acks=all produces and delayed fetches answer NOT_LEADER_OR_FOLLOWER now.
+                    producePurgatory.checkAndComplete(partition.topicPartition());
+                    fetchPurgatory.checkAndComplete(partition.topicPartition());
+                }
+            } catch (RuntimeException e) {
+                LOG.error("Could not make broker {} a follower of {} with {}", nodeId, partition.topicPartition(), entry.getValue(), e);
+                failure = failure == null ? e : failure;
+            }
+        }
+        if (!follow.isEmpty()) {
+            followerFetching.follow(follow);
+        }
+        return failure;
     }
 
     /** A partition of the image that this node hosts and has no {@link Partition} for yet. */
@@ -269,9 +439,9 @@ public final class ReplicaManager implements MetadataPublisher {
      * (leadershipError NONE) as soon as its own log exists. The first failure is thrown after
      * the others were created; every failure is logged.
      */
-    private void createPartitions(List<NewPartition> created) {
+    private void createPartitions(List<NewPartition> created, List<Partition> followers) {
         if (created.size() <= 1) {
-            created.forEach(this::createPartition);
+            created.forEach(partition -> createPartition(partition, followers));
             return;
         }
         List<java.util.concurrent.Future<?>> tasks = new ArrayList<>(created.size());
@@ -281,7 +451,7 @@ public final class ReplicaManager implements MetadataPublisher {
                 awaitCreation(created.get(i - LOG_CREATION_QUEUE), tasks.get(i - LOG_CREATION_QUEUE), first); // keeps the queue bounded
             }
             NewPartition partition = created.get(i);
-            tasks.add(logCreators.submit(() -> createPartition(partition)));
+            tasks.add(logCreators.submit(() -> createPartition(partition, followers)));
         }
         for (int i = Math.max(0, created.size() - LOG_CREATION_QUEUE); i < created.size(); i++) {
             awaitCreation(created.get(i), tasks.get(i), first);
@@ -315,11 +485,15 @@ public final class ReplicaManager implements MetadataPublisher {
         }
     }
 
-    private void createPartition(NewPartition partition) {
-        createPartition(partition.topicPartition(), partition.topicId(), partition.registration(), partition.config());
+    private void createPartition(NewPartition partition, List<Partition> followers) {
+        Partition created = createPartition(partition.topicPartition(), partition.topicId(), partition.registration(), partition.config());
+        if (!created.isLeader()) {
+            followers.add(created);
+        }
     }
 
-    private void createPartition(TopicPartition topicPartition, UUID topicId, PartitionRegistration registration, LogConfig config) {
+    /** Opens or creates the log and gives the partition its role before any request can see it. */
+    private Partition createPartition(TopicPartition topicPartition, UUID topicId, PartitionRegistration registration, LogConfig config) {
         try {
             UnifiedLog log = logManager.getLog(topicPartition);
             if (log != null && log.topicId().isPresent() && !log.topicId().get().equals(topicId)) {
@@ -334,16 +508,29 @@ public final class ReplicaManager implements MetadataPublisher {
                 log.assignTopicId(topicId);
                 log.updateConfig(config);
             }
-            partitions.put(topicPartition, new Partition(topicPartition, topicId, log, registration.leader(), registration.leaderEpoch()));
+            Partition partition = new Partition(topicPartition, topicId, log, context);
+            if (registration.leader() == nodeId) {
+                partition.makeLeader(registration, time.milliseconds());
+            } else {
+                partition.makeFollower(registration);
+            }
+            Partition replaced = partitions.put(topicPartition, partition);
+            if (replaced != null && replaced != partition) {
+                // The partition was hosted under the topic's previous image: what waited on the old object answers now.
+                producePurgatory.checkAndComplete(topicPartition);
+                fetchPurgatory.checkAndComplete(topicPartition);
+            }
+            return partition;
         } catch (IOException e) {
             throw new java.io.UncheckedIOException("could not open the log of " + topicPartition, e);
         }
     }
 
-    private void removePartition(TopicPartition topicPartition) {
+    /** @return whether the partition was hosted here */
+    private boolean removePartition(TopicPartition topicPartition) {
         Partition removed = partitions.remove(topicPartition);
         if (removed == null) {
-            return;
+            return false;
         }
         try {
             logManager.deleteLog(topicPartition);
@@ -352,6 +539,7 @@ public final class ReplicaManager implements MetadataPublisher {
         }
         producePurgatory.checkAndComplete(topicPartition);
         fetchPurgatory.checkAndComplete(topicPartition);
+        return true;
     }
 
     private static boolean contains(int[] values, int value) {
@@ -448,7 +636,7 @@ public final class ReplicaManager implements MetadataPublisher {
         for (Map.Entry<TopicPartition, MemoryRecords> entry : entries.entrySet()) {
             Partition partition = partitions.get(entry.getKey());
             // Only partitions led here are added; the others are answered with their leadership error by the append.
-            io.strata.protocol.records.DefaultRecordBatch batch = partition == null || partition.leaderId() != nodeId ? null
+            io.strata.protocol.records.DefaultRecordBatch batch = partition == null || !partition.isLeader() ? null
                 : firstTransactionalBatch(entry.getValue());
             if (batch != null && !TopicNames.isInternal(entry.getKey().topic())
                 && !partition.log().hasOngoingTransaction(batch.producerId(), batch.producerEpoch())) {
@@ -644,7 +832,7 @@ public final class ReplicaManager implements MetadataPublisher {
         LinkedHashMap<TopicPartition, ProducePartitionResult> results = new LinkedHashMap<>();
         boolean anyAppended = false;
         for (Map.Entry<TopicPartition, MemoryRecords> entry : entries.entrySet()) {
-            ProducePartitionResult result = appendToPartition(entry.getKey(), entry.getValue(), internalTopicsAllowed, origin);
+            ProducePartitionResult result = appendToPartition(entry.getKey(), entry.getValue(), internalTopicsAllowed, origin, requiredAcks);
             results.put(entry.getKey(), result);
             anyAppended |= result.error() == ErrorCode.NONE;
         }
@@ -659,7 +847,7 @@ public final class ReplicaManager implements MetadataPublisher {
     }
 
     private ProducePartitionResult appendToPartition(TopicPartition topicPartition, MemoryRecords records, boolean internalTopicsAllowed,
-                                                     UnifiedLog.AppendOrigin origin) {
+                                                     UnifiedLog.AppendOrigin origin, short requiredAcks) {
         if (TopicNames.isInternal(topicPartition.topic()) && !internalTopicsAllowed) {
             return ProducePartitionResult.error(ErrorCode.INVALID_TOPIC_EXCEPTION, "Cannot append to internal topic " + topicPartition.topic());
         }
@@ -671,7 +859,7 @@ public final class ReplicaManager implements MetadataPublisher {
         }
         BrokerTopicMetrics metrics = topicMetrics;
         try {
-            LogAppendInfo info = partition.appendRecordsToLeader(records, origin);
+            LogAppendInfo info = partition.appendRecordsToLeader(records, origin, requiredAcks);
             if (!info.duplicate() && partition.log().fsyncOnAck()) {
                 flusher.request(partition);
             }
@@ -692,25 +880,6 @@ public final class ReplicaManager implements MetadataPublisher {
         }
     }
 
-    /**
-     * Whether a write to {@code topicPartition} up to {@code lastOffset} may be acknowledged:
-     * acks=all once the high watermark covers it (with fsync-on-ack it moves only after the
-     * fsync), acks=1 once an fsync covers it (only asked with fsync-on-ack); KAFKA_STORAGE_ERROR
-     * if the fsync covering it failed; null while it must wait.
-     */
-    ErrorCode acksSatisfied(TopicPartition topicPartition, long lastOffset, short requiredAcks) {
-        Partition partition = partitions.get(topicPartition);
-        if (partition == null || partition.leaderId() != nodeId) {
-            return ErrorCode.NOT_LEADER_OR_FOLLOWER;
-        }
-        UnifiedLog log = partition.log();
-        boolean covered = requiredAcks == 1 ? log.recoveryPoint() > lastOffset : log.highWatermark() > lastOffset;
-        if (covered) {
-            return ErrorCode.NONE;
-        }
-        return log.fsyncOnAck() && partition.flushFailedFor(lastOffset) ? ErrorCode.KAFKA_STORAGE_ERROR : null;
-    }
-
     // ---------------------------------------------------------------- fetch
 
     /**
@@ -725,7 +894,7 @@ public final class ReplicaManager implements MetadataPublisher {
         boolean anyError = false;
         for (FetchPartitionData data : results.values()) {
             bytes += data.records().sizeInBytes();
-            anyError |= data.error() != ErrorCode.NONE;
+            anyError |= data.error() != ErrorCode.NONE || data.divergingEpoch() != null;
         }
         if (params.maxWaitMs() <= 0 || fetchInfos.isEmpty() || bytes >= params.minBytes() || anyError) {
             recordFetched(results);
@@ -750,14 +919,25 @@ public final class ReplicaManager implements MetadataPublisher {
         }
     }
 
-    /** Reads every partition within the response budget; the first partition with data may exceed it (KIP-74). */
+    /** Reads every partition within the response budget, recording a follower's fetch positions. */
     LinkedHashMap<TopicPartition, FetchPartitionData> readFromLog(FetchParams params, LinkedHashMap<TopicPartition, PartitionFetchInfo> fetchInfos) {
+        return readFromLog(params, fetchInfos, true);
+    }
+
+    /**
+     * Reads every partition within the response budget; the first partition with data may exceed
+     * it (KIP-74). With {@code recordFollowerState} a follower's fetch offsets are recorded on the
+     * leader ({@link Partition#updateFollowerFetchState}); a delayed fetch's checks read without.
+     */
+    LinkedHashMap<TopicPartition, FetchPartitionData> readFromLog(FetchParams params, LinkedHashMap<TopicPartition, PartitionFetchInfo> fetchInfos,
+                                                                  boolean recordFollowerState) {
         LinkedHashMap<TopicPartition, FetchPartitionData> results = new LinkedHashMap<>();
         int remaining = params.maxBytes();
         boolean minOneMessage = true;
         for (Map.Entry<TopicPartition, PartitionFetchInfo> entry : fetchInfos.entrySet()) {
             PartitionFetchInfo info = entry.getValue();
-            FetchPartitionData data = readPartition(entry.getKey(), info, Math.max(0, Math.min(info.maxBytes(), remaining)), params, minOneMessage);
+            FetchPartitionData data = readPartition(entry.getKey(), info, Math.max(0, Math.min(info.maxBytes(), remaining)), params, minOneMessage,
+                recordFollowerState);
             int size = data.records().sizeInBytes();
             if (size > 0) {
                 minOneMessage = false;
@@ -769,7 +949,7 @@ public final class ReplicaManager implements MetadataPublisher {
     }
 
     private FetchPartitionData readPartition(TopicPartition topicPartition, PartitionFetchInfo info, int maxBytes, FetchParams params,
-                                             boolean minOneMessage) {
+                                             boolean minOneMessage, boolean recordFollowerState) {
         Partition partition;
         try {
             partition = leaderPartitionOrThrow(topicPartition);
@@ -779,7 +959,17 @@ public final class ReplicaManager implements MetadataPublisher {
         UnifiedLog log = partition.log();
         try {
             partition.checkLeaderEpoch(info.currentLeaderEpoch());
+            if (info.lastFetchedEpoch() >= 0) {
+                FetchPartitionData diverging = FollowerFetch.divergingEpoch(partition, info);
+                if (diverging != null) {
+                    return diverging; // and no follower state update: the follower truncates first (KAFKA-13141)
+                }
+            }
+            long leaderEndOffset = log.logEndOffset();
             FetchDataInfo read = partition.read(info.fetchOffset(), maxBytes, params.isolation(), minOneMessage);
+            if (params.isFromFollower() && recordFollowerState) {
+                FollowerFetch.record(partition, params, info, leaderEndOffset, time.milliseconds());
+            }
             return new FetchPartitionData(ErrorCode.NONE, log.highWatermark(), log.lastStableOffset(), log.logStartOffset(),
                 read.records(), read.abortedTransactions(), null);
         } catch (ErrorCodeException e) {
@@ -790,6 +980,7 @@ public final class ReplicaManager implements MetadataPublisher {
             return FetchPartitionData.error(ErrorCode.UNKNOWN_SERVER_ERROR, e.toString());
         }
     }
+
 
     public Time time() {
         return time;

@@ -98,6 +98,7 @@ public final class InterBrokerClient implements AutoCloseable {
 
     private final Settings settings;
     private final EventLoopGroup group;
+    private final boolean ownsGroup;
     private final Time time;
     private final Random random;
     private final Map<Integer, NodeConnection> connections = new ConcurrentHashMap<>();
@@ -105,8 +106,25 @@ public final class InterBrokerClient implements AutoCloseable {
 
     /** @param threads how many event loops serve the connections (one is plenty for control traffic) */
     public InterBrokerClient(Settings settings, int threads, Time time, Random random) {
+        this(settings, new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("strata-inter-broker", true), NioIoHandler.newFactory()),
+            true, time, random);
+    }
+
+    /**
+     * A client whose connections live on {@code sharedGroup}, which the caller owns: {@link #close()}
+     * closes this client's connections but leaves the group running. Components that need a
+     * connection of their own per destination (each replica fetcher holds one long-polling Fetch
+     * connection, and a node answers one request per connection at a time) create one such client
+     * each without adding threads.
+     */
+    public InterBrokerClient(Settings settings, EventLoopGroup sharedGroup, Time time, Random random) {
+        this(settings, sharedGroup, false, time, random);
+    }
+
+    private InterBrokerClient(Settings settings, EventLoopGroup group, boolean ownsGroup, Time time, Random random) {
         this.settings = settings;
-        this.group = new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("strata-inter-broker", true), NioIoHandler.newFactory());
+        this.group = group;
+        this.ownsGroup = ownsGroup;
         this.time = time;
         this.random = random;
     }
@@ -142,7 +160,9 @@ public final class InterBrokerClient implements AutoCloseable {
             connection.eventLoop.execute(() -> connection.shutdown("the inter-broker client is closing"));
         }
         connections.clear();
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        if (ownsGroup) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
     }
 
     private record Outgoing(ApiMessageType api, short version, ApiMessage request, CompletableFuture<ApiMessage> future) {

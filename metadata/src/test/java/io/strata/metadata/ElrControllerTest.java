@@ -1,0 +1,163 @@
+package io.strata.metadata;
+
+import io.strata.protocol.message.AlterPartitionRequestData;
+import io.strata.protocol.message.AlterPartitionResponseData;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static io.strata.metadata.ControllerHarness.waitUntil;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * KIP-966 on the controller with {@code eligible.leader.replicas.version=1} finalized: an RF=3
+ * topic with min.insync.replicas=2 loses its brokers one by one; members leaving below min ISR
+ * go to the ELR, the ISR empties, an unfenced ELR member leads again; a broker that restarts
+ * after an unclean shutdown (PreviousBrokerEpoch not its last epoch) leaves every ELR; an
+ * AlterPartition shrink below min ISR fills the ELR and an expand back clears it.
+ */
+class ElrControllerTest {
+    private static final String TOPIC = "elr";
+
+    @TempDir
+    Path dir;
+
+    private ControllerHarness harness;
+    private final Map<Integer, Long> epochs = new HashMap<>();
+
+    @BeforeEach
+    void start() throws Exception {
+        harness = new ControllerHarness(dir, Map.of("metadata.version", (short) 33, ReplicationControl.ELR_FEATURE, (short) 1));
+        for (int id = 1; id <= 3; id++) {
+            long epoch = harness.register(id, -1);
+            epochs.put(id, epoch);
+            assertThat(harness.heartbeat(id, epoch, false, false).isFenced()).isFalse();
+        }
+        harness.createTopic(TOPIC, List.of(1, 2, 3), Map.of("min.insync.replicas", "2"));
+        assertThat(ReplicationControl.elrEnabled(harness.image())).isTrue();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        harness.close();
+    }
+
+    private PartitionRegistration partition() {
+        return harness.partition(TOPIC);
+    }
+
+    private void fence(int id) throws Exception {
+        harness.heartbeat(id, epochs.get(id), false, true);
+        waitUntil(() -> harness.image().brokers().get(id).fenced(), "broker " + id + " is fenced");
+    }
+
+    private void fenceAll() throws Exception {
+        fence(1);
+        assertThat(partition().isr()).containsExactly(2, 3);
+        assertThat(partition().leader()).isEqualTo(2);
+        assertThat(partition().elr()).as("ISR still at min ISR").isEmpty();
+        fence(2);
+        assertThat(partition().isr()).containsExactly(3);
+        assertThat(partition().elr()).as("2 left below min ISR").containsExactly(2);
+        fence(3);
+        assertThat(partition().isr()).as("with ELR the ISR may empty").isEmpty();
+        assertThat(partition().leader()).isEqualTo(PartitionRegistration.NO_LEADER);
+        assertThat(partition().elr()).containsExactly(2, 3);
+        assertThat(partition().lastKnownElr()).as("the last known leader").containsExactly(3);
+    }
+
+    @Test
+    void anUnfencedElrMemberLeadsAfterTheIsrEmptied() throws Exception {
+        fenceAll();
+        int leaderEpoch = partition().leaderEpoch();
+        assertThat(harness.heartbeat(2, epochs.get(2), false, false).isFenced()).isFalse();
+        waitUntil(() -> partition().leader() == 2, "broker 2 leads from the ELR");
+        assertThat(partition().isr()).containsExactly(2);
+        assertThat(partition().elr()).containsExactly(3);
+        assertThat(partition().lastKnownElr()).isEmpty();
+        assertThat(partition().leaderEpoch()).isEqualTo(leaderEpoch + 1);
+        assertThat(partition().leaderRecoveryState()).isEqualTo(PartitionRegistration.RECOVERED);
+    }
+
+    @Test
+    void aBrokerRestartingAfterAnUncleanShutdownLeavesEveryElr() throws Exception {
+        fenceAll();
+        long restarted3 = harness.register(3, -1);
+        assertThat(partition().elr()).as("3 did not stop cleanly").containsExactly(2);
+        long restarted2 = harness.register(2, epochs.get(2));
+        assertThat(partition().elr()).as("2 stopped cleanly at its last epoch").containsExactly(2);
+        assertThat(harness.heartbeat(3, restarted3, false, false).isFenced()).isFalse();
+        assertThat(partition().hasLeader()).as("3 is in no ELR and the ISR is empty").isFalse();
+        assertThat(harness.heartbeat(2, restarted2, false, false).isFenced()).isFalse();
+        waitUntil(() -> partition().leader() == 2, "broker 2 leads from the ELR");
+        assertThat(partition().isr()).containsExactly(2);
+        assertThat(partition().elr()).isEmpty();
+    }
+
+    @Test
+    void anAlterPartitionShrinkBelowMinIsrFillsTheElrAndAnExpandClearsIt() throws Exception {
+        AlterPartitionResponseData.PartitionData shrunk = alter(1);
+        assertThat(shrunk.errorCode()).isZero();
+        assertThat(partition().isr()).containsExactly(1);
+        assertThat(partition().elr()).containsExactly(2, 3);
+        AlterPartitionResponseData.PartitionData expanded = alter(1, 3);
+        assertThat(expanded.errorCode()).isZero();
+        assertThat(partition().isr()).containsExactly(1, 3);
+        assertThat(partition().elr()).isEmpty();
+        assertThat(expanded.leaderEpoch()).isEqualTo(shrunk.leaderEpoch());
+    }
+
+    @Test
+    void aMinIsrChangeClearsTheElrOfTheTopicAndAClusterDefaultChangeEveryElr() throws Exception {
+        harness.createTopic("other", List.of(1, 2, 3), Map.of("min.insync.replicas", "3"));
+        fenceAll();
+        assertThat(harness.partition("other").elr()).isNotEmpty();
+        int partitionEpoch = partition().partitionEpoch();
+        harness.controller.alterConfigs(List.of(new ControllerApi.ConfigChange(ConfigResource.topic(TOPIC), "min.insync.replicas", "2")))
+            .get(10, TimeUnit.SECONDS);
+        assertThat(partition().elr()).as("even an unchanged value clears it, as Kafka").isEmpty();
+        assertThat(partition().lastKnownElr()).isEmpty();
+        assertThat(partition().partitionEpoch()).isEqualTo(partitionEpoch + 1);
+        assertThat(harness.partition("other").elr()).as("another topic keeps its ELR").isNotEmpty();
+        harness.controller.alterConfigs(List.of(new ControllerApi.ConfigChange(ConfigResource.broker(""), "min.insync.replicas", "2")))
+            .get(10, TimeUnit.SECONDS);
+        assertThat(harness.partition("other").elr()).isEmpty();
+        assertThat(partition().partitionEpoch()).as("nothing left to clear: no change").isEqualTo(partitionEpoch + 1);
+    }
+
+    @Test
+    void turningElrOnWritesTheClusterMinIsrOnce() throws Exception {
+        assertThat(harness.image().configs(ConfigResource.broker(""))).as("written with the bootstrap features")
+            .containsEntry("min.insync.replicas", "1");
+        try (ControllerHarness upgraded = new ControllerHarness(dir.resolve("upgraded"), Map.of("metadata.version", (short) 33))) {
+            assertThat(ReplicationControl.elrEnabled(upgraded.image())).as("a cluster without the feature keeps ELR off").isFalse();
+            assertThat(upgraded.image().configs(ConfigResource.broker(""))).isEmpty();
+            var result = upgraded.controller.updateFeatures(Map.of(ReplicationControl.ELR_FEATURE, new FeatureUpdates.Update((short) 1, FeatureUpdates.UPGRADE)),
+                Map.of("metadata.version", new short[] {7, 33}, ReplicationControl.ELR_FEATURE, new short[] {0, 1}), false).get(10, TimeUnit.SECONDS);
+            assertThat(result.error()).isEqualTo(io.strata.protocol.ErrorCode.NONE);
+            assertThat(ReplicationControl.elrEnabled(upgraded.image())).isTrue();
+            assertThat(upgraded.image().configs(ConfigResource.broker(""))).containsEntry("min.insync.replicas", "1");
+        }
+    }
+
+    private AlterPartitionResponseData.PartitionData alter(int... isr) throws Exception {
+        PartitionRegistration current = partition();
+        AlterPartitionRequestData.PartitionData data = new AlterPartitionRequestData.PartitionData().setPartitionIndex(0)
+            .setLeaderEpoch(current.leaderEpoch()).setPartitionEpoch(current.partitionEpoch());
+        for (int member : isr) {
+            data.newIsrWithEpochs().add(new AlterPartitionRequestData.BrokerState().setBrokerId(member).setBrokerEpoch(epochs.get(member)));
+        }
+        AlterPartitionRequestData request = new AlterPartitionRequestData().setBrokerId(current.leader()).setBrokerEpoch(epochs.get(current.leader()));
+        request.topics().add(new AlterPartitionRequestData.TopicData().setTopicId(harness.image().topic(TOPIC).id())
+            .setPartitions(new ArrayList<>(List.of(data))));
+        return harness.controller.alterPartition(request, (short) 3).get(10, TimeUnit.SECONDS).topics().get(0).partitions().get(0);
+    }
+}

@@ -1,0 +1,104 @@
+package io.strata.server.replica;
+
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The in-sync replica set of a partition this node leads, as the leader sees it (Kafka's
+ * {@code PartitionState}, KIP-497). {@link #isr()} is the set the controller committed;
+ * {@link #maximalIsr()} also holds a member a pending change may add, and still holds a member a
+ * pending shrink removes, so the high watermark (computed over the maximal set) is safe whichever
+ * way the pending change ends, while {@code min.insync.replicas} is checked against the committed set.
+ *
+ * <p>At most one change is pending per partition: while one is, no other ISR change starts.
+ * Immutable; a {@link Partition} swaps its state under its write lock.
+ */
+public sealed interface PartitionState {
+    /** The ISR the controller committed. */
+    Set<Integer> isr();
+
+    /** The committed ISR plus any member a pending change adds (a pending shrink keeps its leaving members). */
+    Set<Integer> maximalIsr();
+
+    /** Whether an AlterPartition for this partition is in flight. */
+    boolean isInflight();
+
+    /** The leader recovery state (KIP-704): 0 RECOVERED, 1 RECOVERING. */
+    byte leaderRecoveryState();
+
+    /** Recovery state of a partition whose leader has all of its data (KIP-704). */
+    byte RECOVERED = 0;
+
+    /** The ISR as committed, nothing pending. */
+    record Committed(Set<Integer> isr, byte leaderRecoveryState) implements PartitionState {
+        public Committed {
+            isr = Set.copyOf(isr);
+        }
+
+        @Override
+        public Set<Integer> maximalIsr() {
+            return isr;
+        }
+
+        @Override
+        public boolean isInflight() {
+            return false;
+        }
+    }
+
+    /** An AlterPartition adding {@code newMember} was sent and is not answered yet. */
+    record PendingExpand(Set<Integer> isr, int newMember, byte leaderRecoveryState) implements PartitionState {
+        public PendingExpand {
+            isr = Set.copyOf(isr);
+            if (isr.contains(newMember)) {
+                throw new IllegalArgumentException("replica " + newMember + " is already in the ISR " + isr);
+            }
+        }
+
+        @Override
+        public Set<Integer> maximalIsr() {
+            Set<Integer> maximal = new TreeSet<>(isr);
+            maximal.add(newMember);
+            return Set.copyOf(maximal);
+        }
+
+        /** The ISR the request asks for. */
+        public Set<Integer> proposedIsr() {
+            return maximalIsr();
+        }
+
+        @Override
+        public boolean isInflight() {
+            return true;
+        }
+    }
+
+    /** An AlterPartition removing {@code outOfSync} was sent and is not answered yet. */
+    record PendingShrink(Set<Integer> isr, Set<Integer> outOfSync, byte leaderRecoveryState) implements PartitionState {
+        public PendingShrink {
+            isr = Set.copyOf(isr);
+            outOfSync = Set.copyOf(outOfSync);
+            if (!isr.containsAll(outOfSync)) {
+                throw new IllegalArgumentException("out-of-sync replicas " + outOfSync + " are not all in the ISR " + isr);
+            }
+        }
+
+        /** A pending shrink still counts the leaving members: the high watermark waits for them until it is committed. */
+        @Override
+        public Set<Integer> maximalIsr() {
+            return isr;
+        }
+
+        /** The ISR the request asks for. */
+        public Set<Integer> proposedIsr() {
+            Set<Integer> proposed = new TreeSet<>(isr);
+            proposed.removeAll(outOfSync);
+            return Set.copyOf(proposed);
+        }
+
+        @Override
+        public boolean isInflight() {
+            return true;
+        }
+    }
+}

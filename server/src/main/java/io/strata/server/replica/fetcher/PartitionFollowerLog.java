@@ -1,0 +1,110 @@
+package io.strata.server.replica.fetcher;
+
+import io.strata.protocol.records.MemoryRecords;
+import io.strata.server.replica.Partition;
+import io.strata.storage.EpochOffset;
+import io.strata.storage.TopicPartition;
+import io.strata.storage.UnifiedLog;
+
+import java.io.IOException;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.UUID;
+import java.util.function.Consumer;
+
+/**
+ * A hosted {@link Partition}'s log as its fetcher fills it while this node follows. Appends keep
+ * the leader's offsets and epochs and refuse batches of a leader epoch newer than the one this
+ * node follows (KAFKA-18723); with {@code strata.fsync=on-ack} an append is flushed before the
+ * fetcher's next Fetch reports the new log end, so a follower counted in the high watermark holds
+ * the data on disk, as the leader does. The follower's high watermark only moves forward here
+ * (truncation lowers it); every move is reported to {@code onHighWatermark} (delayed consumer
+ * fetches on this replica).
+ *
+ * <p>Thread-safe: the log serialises its own changes.
+ */
+final class PartitionFollowerLog implements FollowerLog {
+    private final Partition partition;
+    private final UnifiedLog log;
+    private final Consumer<TopicPartition> onHighWatermark;
+
+    PartitionFollowerLog(Partition partition, Consumer<TopicPartition> onHighWatermark) {
+        this.partition = partition;
+        this.log = partition.log();
+        this.onHighWatermark = onHighWatermark;
+    }
+
+    @Override
+    public TopicPartition topicPartition() {
+        return partition.topicPartition();
+    }
+
+    @Override
+    public UUID topicId() {
+        return partition.topicId();
+    }
+
+    @Override
+    public long logStartOffset() {
+        return log.logStartOffset();
+    }
+
+    @Override
+    public long logEndOffset() {
+        return log.logEndOffset();
+    }
+
+    @Override
+    public long highWatermark() {
+        return log.highWatermark();
+    }
+
+    @Override
+    public OptionalInt latestEpoch() {
+        return log.latestEpoch();
+    }
+
+    @Override
+    public Optional<EpochOffset> endOffsetForEpoch(int epoch) {
+        return log.endOffsetForEpoch(epoch);
+    }
+
+    @Override
+    public void truncateTo(long offset) throws IOException {
+        log.truncateTo(offset);
+    }
+
+    @Override
+    public void truncateFullyAndStartAt(long offset) throws IOException {
+        log.truncateFullyAndStartAt(offset);
+    }
+
+    @Override
+    public long appendAsFollower(MemoryRecords records) throws IOException {
+        log.appendAsFollower(records, partition.leaderEpoch());
+        long end = log.logEndOffset();
+        if (log.fsyncOnAck()) {
+            log.flush(end);
+        }
+        return end;
+    }
+
+    @Override
+    public void updateHighWatermark(long leaderHighWatermark) {
+        long target = Math.min(leaderHighWatermark, log.logEndOffset());
+        if (target > log.highWatermark()) {
+            log.updateHighWatermark(target);
+            onHighWatermark.accept(partition.topicPartition());
+        }
+    }
+
+    @Override
+    public void maybeIncrementLogStartOffset(long leaderLogStartOffset) throws IOException {
+        log.maybeIncrementLogStartOffset(leaderLogStartOffset);
+    }
+
+    @Override
+    public String toString() {
+        return "PartitionFollowerLog(" + partition.topicPartition() + ")";
+    }
+}
