@@ -76,6 +76,17 @@ public interface ControllerApi {
         return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getName() + " does not serve AlterPartition"));
     }
 
+    /**
+     * ElectLeaders (key 43, v0-2): preferred or unclean elections, answered per partition as
+     * Kafka's controller does (see {@link LeaderElections}); completes once the elections are
+     * committed. A null topic list means every partition. An unknown election type fails the
+     * future with {@link IllegalArgumentException} (the handler answers INVALID_REQUEST).
+     */
+    default CompletableFuture<io.strata.protocol.message.ElectLeadersResponseData> electLeaders(io.strata.protocol.message.ElectLeadersRequestData request) {
+        // A default so test doubles written before ElectLeaders keep compiling; both real implementations override it.
+        return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getName() + " does not serve ElectLeaders"));
+    }
+
     /** UpdateFeatures; see {@link FeatureUpdates}. */
     CompletableFuture<FeatureUpdates.Result> updateFeatures(Map<String, FeatureUpdates.Update> updates, Map<String, short[]> supported,
                                                             boolean validateOnly);

@@ -28,6 +28,9 @@ import java.util.function.IntPredicate;
  *       first acceptable replica. An unclean election sets ISR = [leader] and
  *       LeaderRecoveryState RECOVERING (KIP-704) and empties the ELR. A leader taken from the ELR
  *       becomes the ISR [leader] and leaves the ELR.</li>
+ *   <li><b>Election</b> (PREFERRED, ElectLeaders and auto rebalance): the first target replica
+ *       if valid, else the current leader if still valid, else the first other valid replica;
+ *       never unclean.</li>
  *   <li><b>ISR</b>: with ELR off an empty target ISR leaves the ISR as it is (the last member
  *       stays, leader -1); with ELR on the ISR may become empty.</li>
  *   <li><b>ELR</b> (on): target ISR ≥ min ISR clears ELR and LastKnownElr; below, the ELR is
@@ -48,6 +51,12 @@ public final class PartitionChangeBuilder {
 
     /** How a leader is chosen when the current one may not stay. */
     public enum Election {
+        /**
+         * The preferred replica (the first target replica) if it is a valid leader; else the
+         * current leader if it still is; else the first other valid replica; else none (no
+         * last-known-leader or unclean fallback, as Kafka's electPreferredLeader).
+         */
+        PREFERRED,
         /** From the ISR (or ELR / last known leader with ELR on). */
         ONLINE,
         /** As ONLINE, then any acceptable replica (unclean.leader.election.enable). */
@@ -207,6 +216,26 @@ public final class PartitionChangeBuilder {
     }
 
     private ElectionResult electLeader() {
+        return election == Election.PREFERRED ? electPreferredLeader() : electAnyLeader();
+    }
+
+    private ElectionResult electPreferredLeader() {
+        int preferred = targetReplicas.isEmpty() ? PartitionRegistration.NO_LEADER : targetReplicas.get(0);
+        if (preferred != PartitionRegistration.NO_LEADER && isValidNewLeader(preferred)) {
+            return new ElectionResult(preferred, false);
+        }
+        if (partition.hasLeader() && isValidNewLeader(partition.leader())) {
+            return new ElectionResult(partition.leader(), false);
+        }
+        for (int replica : targetReplicas.subList(Math.min(1, targetReplicas.size()), targetReplicas.size())) {
+            if (isValidNewLeader(replica)) {
+                return new ElectionResult(replica, false);
+            }
+        }
+        return new ElectionResult(PartitionRegistration.NO_LEADER, false);
+    }
+
+    private ElectionResult electAnyLeader() {
         if (partition.hasLeader() && isValidNewLeader(partition.leader())) {
             return new ElectionResult(partition.leader(), false);
         }

@@ -101,6 +101,13 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
     private long nextWriteOffset;
     private final BrokerHeartbeatManager heartbeats = new BrokerHeartbeatManager();
     private final ReplicationControl replication;
+    private final LeaderElections elections;
+    private final ElectionSettings electionSettings;
+    /** While active: when the next preferred-leader rebalance and unclean-election passes are due (controller thread). */
+    private long nextBalanceMs = Long.MAX_VALUE;
+    private long nextUncleanElectionMs = Long.MAX_VALUE;
+    /** Committed unclean leader elections by this node while active (UncleanLeaderElectionsPerSec's count). */
+    private final java.util.concurrent.atomic.AtomicLong uncleanLeaderElections = new java.util.concurrent.atomic.AtomicLong();
     /** The epoch this controller is active in, or -1. */
     private volatile int activeEpoch = -1;
     /** While active with {@code maxIdleIntervalMs} > 0: when the next NoOpRecord is due (controller thread). */
@@ -112,8 +119,16 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
      */
     public QuorumController(ControllerSettings settings, Map<String, Short> bootstrapFeatures, Time time,
                             java.util.function.LongFunction<CompletableFuture<Void>> appliedBarrier) {
+        this(settings, ElectionSettings.DEFAULTS, bootstrapFeatures, time, appliedBarrier);
+    }
+
+    /** @param electionSettings the periodic preferred-leader rebalance and unclean elections */
+    public QuorumController(ControllerSettings settings, ElectionSettings electionSettings, Map<String, Short> bootstrapFeatures, Time time,
+                            java.util.function.LongFunction<CompletableFuture<Void>> appliedBarrier) {
         this.settings = settings;
+        this.electionSettings = electionSettings;
         this.replication = new ReplicationControl(settings.topicDefaults());
+        this.elections = new LeaderElections(replication);
         this.bootstrapFeatures = Map.copyOf(bootstrapFeatures);
         this.time = time;
         this.appliedBarrier = appliedBarrier;
@@ -147,6 +162,16 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
                 }
             }, tickMs, tickMs, TimeUnit.MILLISECONDS);
         }
+        // The clock decides when a pass is due; the ticks only look (at most once a second, so a pass runs within 1 s of its time).
+        long electionTickMs = Math.max(1, Math.min(1000, Math.min(electionSettings.leaderImbalanceCheckIntervalMs(),
+            electionSettings.uncleanLeaderElectionCheckIntervalMs())));
+        thread.scheduleWithFixedDelay(() -> {
+            try {
+                maybeRunElections();
+            } catch (RuntimeException e) {
+                LOG.error("Node {}: the periodic leader elections failed; they run again in {} ms", settings.nodeId(), electionTickMs, e);
+            }
+        }, electionTickMs, electionTickMs, TimeUnit.MILLISECONDS);
     }
 
     /** Whether this controller is the active one (it may stop being so at any moment). */
@@ -225,6 +250,9 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
         // KAFKA-13841: every registered broker gets a full session from now, heartbeat or not.
         heartbeats.resetAll(committed.brokers().keySet(), time.milliseconds(), committedEndOffset - 1);
         nextNoOpMs = settings.maxIdleIntervalMs() > 0 ? time.milliseconds() + settings.maxIdleIntervalMs() : Long.MAX_VALUE;
+        nextBalanceMs = electionSettings.autoLeaderRebalanceEnable() ? time.milliseconds() + electionSettings.leaderImbalanceCheckIntervalMs()
+            : Long.MAX_VALUE;
+        nextUncleanElectionMs = time.milliseconds() + electionSettings.uncleanLeaderElectionCheckIntervalMs();
         LOG.info("Node {} is the active controller in epoch {} (metadata offset {})", settings.nodeId(), epoch, committed.offset());
         if (committed.features().isEmpty() && !bootstrapFeatures.isEmpty()) {
             List<ApiMessage> records = new ArrayList<>();
@@ -595,6 +623,85 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
         } catch (RuntimeException e) {
             LOG.error("Node {}: the broker session check failed; the periodic check runs it again", settings.nodeId(), e);
         }
+    }
+
+    /**
+     * The active controller's periodic elections, each when its time has come: the preferred-leader
+     * rebalance every {@code leader.imbalance.check.interval} (with {@code auto.leader.rebalance.enable}),
+     * and unclean elections of leaderless partitions whose topic allows them every
+     * {@code uncleanLeaderElectionCheckIntervalMs} (Kafka's maybeBalancePartitionLeaders and
+     * maybeElectUncleanLeaders). A pass that stopped at {@link LeaderElections#MAX_ELECTIONS_PER_PASS}
+     * is due again at once. Controller thread; returns how many partition changes were written.
+     */
+    private int maybeRunElections() {
+        if (!isActive()) {
+            return 0;
+        }
+        long nowMs = time.milliseconds();
+        int written = 0;
+        if (nowMs >= nextBalanceMs) {
+            LeaderElections.Pass pass = elections.balancePartitionLeaders(image());
+            nextBalanceMs = pass.more() ? nowMs : nowMs + electionSettings.leaderImbalanceCheckIntervalMs();
+            written += writeElections("preferred leader rebalance", pass);
+        }
+        if (nowMs >= nextUncleanElectionMs) {
+            LeaderElections.Pass pass = elections.electUncleanLeaders(image());
+            nextUncleanElectionMs = pass.more() ? nowMs : nowMs + electionSettings.uncleanLeaderElectionCheckIntervalMs();
+            written += writeElections("unclean leader election", pass);
+        }
+        return written;
+    }
+
+    private int writeElections(String what, LeaderElections.Pass pass) {
+        if (pass.records().isEmpty()) {
+            return 0;
+        }
+        LOG.info("Node {}: {} changes the leaders of {} partitions", settings.nodeId(), what, pass.records().size());
+        warnUnclean(pass.unclean());
+        write(pass.records(), () -> uncleanLeaderElections.addAndGet(pass.unclean().size()),
+            e -> LOG.warn("Node {}: the {} was not committed: {}", settings.nodeId(), what, e.toString()));
+        return pass.records().size();
+    }
+
+    private void warnUnclean(List<String> partitions) {
+        if (!partitions.isEmpty()) {
+            LOG.warn("Node {}: unclean leader election for {}: a replica outside the ISR leads; acknowledged records it lacks may be lost",
+                settings.nodeId(), partitions);
+        }
+    }
+
+    /** Runs the periodic elections once on the controller thread (tests step them with a fake clock); completes with the changes written. */
+    CompletableFuture<Integer> pollElections() {
+        return CompletableFuture.supplyAsync(this::maybeRunElections, thread);
+    }
+
+    /** Unclean leader elections this node wrote as active controller and saw committed (kafka.controller ControllerStats UncleanLeaderElectionsPerSec's count). */
+    public long uncleanLeaderElections() {
+        return uncleanLeaderElections.get();
+    }
+
+    /**
+     * ElectLeaders (key 43): {@link LeaderElections#electLeaders}; answered once the elections are
+     * committed. An empty topic list elects nothing (a null one every partition), as Kafka's
+     * controller. An unknown election type fails with {@link IllegalArgumentException}.
+     */
+    @Override
+    public CompletableFuture<io.strata.protocol.message.ElectLeadersResponseData> electLeaders(io.strata.protocol.message.ElectLeadersRequestData request) {
+        if (request.electionType() != LeaderElections.PREFERRED && request.electionType() != LeaderElections.UNCLEAN) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("Unknown election type " + request.electionType()));
+        }
+        if (request.topicPartitions() != null && request.topicPartitions().isEmpty()) {
+            return CompletableFuture.completedFuture(new io.strata.protocol.message.ElectLeadersResponseData());
+        }
+        CompletableFuture<LeaderElections.Elected> elected = submit("elect leaders", () -> {
+            LeaderElections.Elected result = elections.electLeaders(image(), request);
+            warnUnclean(result.unclean());
+            return Outcome.of(result.records(), result);
+        });
+        return elected.thenApply(result -> {
+            uncleanLeaderElections.addAndGet(result.unclean().size());
+            return result.response();
+        });
     }
 
     /** Fences every unfenced broker whose session ended or whose suspicion outlasted its grace (controller thread; runs while active). */

@@ -74,8 +74,27 @@ public final class ReplicationControl {
     }
 
     private static String configured(MetadataImage image, ConfigResource resource) {
+        return configured(image, resource, LogConfig.MIN_IN_SYNC_REPLICAS);
+    }
+
+    private static String configured(MetadataImage image, ConfigResource resource, String key) {
         Map<String, String> configs = image.configs(resource);
-        return configs == null ? null : configs.get(LogConfig.MIN_IN_SYNC_REPLICAS);
+        return configs == null ? null : configs.get(key);
+    }
+
+    /**
+     * {@code unclean.leader.election.enable} of {@code topic}: as the topic sets it, else the
+     * cluster default, else the static default, else false (Kafka's default).
+     */
+    public boolean uncleanLeaderElectionEnabled(MetadataImage image, String topic) {
+        String value = configured(image, ConfigResource.topic(topic), LogConfig.UNCLEAN_LEADER_ELECTION_ENABLE);
+        if (value == null) {
+            value = configured(image, CLUSTER_DEFAULT, LogConfig.UNCLEAN_LEADER_ELECTION_ENABLE);
+        }
+        if (value == null) {
+            value = topicDefaults.get(LogConfig.UNCLEAN_LEADER_ELECTION_ENABLE);
+        }
+        return value != null && Boolean.parseBoolean(value.trim());
     }
 
     /** A builder for one partition of {@code topic}, with the image's ELR switch and the topic's effective min ISR. */

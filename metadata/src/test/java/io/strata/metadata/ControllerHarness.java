@@ -46,12 +46,16 @@ final class ControllerHarness implements AutoCloseable {
     private final UnifiedLog log;
 
     ControllerHarness(Path dir, Map<String, Short> bootstrapFeatures) throws Exception {
+        this(dir, bootstrapFeatures, ElectionSettings.DEFAULTS);
+    }
+
+    ControllerHarness(Path dir, Map<String, Short> bootstrapFeatures, ElectionSettings electionSettings) throws Exception {
         Path metadataDir = dir.resolve("__cluster_metadata-0");
         log = UnifiedLog.load(metadataDir, new TopicPartition("__cluster_metadata", 0),
             LogConfig.of(Map.of(), Map.of(LogConfig.RETENTION_MS, "-1", LogConfig.RETENTION_BYTES, "-1")), time, scheduler,
             new UnifiedLog.LoadParams(0, 0, false, 86_400_000L, false));
         loader = new MetadataLoader(1, new BackgroundErrors());
-        controller = new QuorumController(new ControllerSettings(1, 1, (short) 1, true, Map.of(), "cluster", SESSION_MS), bootstrapFeatures, time,
+        controller = new QuorumController(new ControllerSettings(1, 1, (short) 1, true, Map.of(), "cluster", SESSION_MS), electionSettings, bootstrapFeatures, time,
             loader::whenApplied);
         quorum = new RaftNode(1, Set.of(1), "cluster", RaftConfig.DEFAULTS, new FileRaftLog(log), new FileQuorumStateStore(metadataDir),
             (destination, api, version, request) -> CompletableFuture.failedFuture(new IllegalStateException("one voter")), time, new Random(1),

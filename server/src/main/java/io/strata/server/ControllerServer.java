@@ -39,6 +39,9 @@ final class ControllerServer {
             config.getShort(ServerConfig.DEFAULT_REPLICATION_FACTOR), config.getBoolean(ServerConfig.DELETE_TOPIC_ENABLE), config.topicDefaults(),
             shared.clusterId(), config.getInt(ServerConfig.BROKER_SESSION_TIMEOUT_MS), config.getInt(ServerConfig.METADATA_MAX_IDLE_INTERVAL_MS),
             config.getInt(ServerConfig.STRATA_BROKER_DISCONNECT_FENCE_MS)),
+            new io.strata.metadata.ElectionSettings(config.getBoolean(ServerConfig.AUTO_LEADER_REBALANCE_ENABLE),
+                java.util.concurrent.TimeUnit.SECONDS.toMillis(config.getLong(ServerConfig.LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS)),
+                io.strata.metadata.ElectionSettings.DEFAULTS.uncleanLeaderElectionCheckIntervalMs()),
             shared.features().bootstrapLevels(config.formatFeatures()),
             shared.time(),
             // A single node answers a change once its own image (and every publisher: logs, coordinators) has it, so a client

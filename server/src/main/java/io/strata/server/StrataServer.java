@@ -100,6 +100,8 @@ public final class StrataServer implements AutoCloseable {
             // Features are changed through the controller (FeatureLevelRecords); the quorum is this node alone.
             .add(ApiMessageType.UPDATE_FEATURES, 0, 2)
             .add(ApiMessageType.UNREGISTER_BROKER, 0, 0)
+            // Preferred / unclean leader elections, forwarded to the active controller.
+            .add(ApiMessageType.ELECT_LEADERS, 0, 2)
             // KIP-853 voter changes, forwarded to the active controller.
             .add(ApiMessageType.ADD_RAFT_VOTER, 0, 1)
             .add(ApiMessageType.REMOVE_RAFT_VOTER, 0, 0)

@@ -37,6 +37,7 @@ public final class ApiHandlers {
         handlers.put(ApiMessageType.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(context));
         handlers.put(ApiMessageType.UPDATE_FEATURES, new UpdateFeaturesHandler(context));
         handlers.put(ApiMessageType.UNREGISTER_BROKER, new UnregisterBrokerHandler(context));
+        handlers.put(ApiMessageType.ELECT_LEADERS, new ElectLeadersHandler(context));
         // KIP-853 voter changes from an Admin on bootstrap.servers: forwarded to the active controller, as Kafka's broker does.
         handlers.put(ApiMessageType.ADD_RAFT_VOTER, RaftVoterHandlers.forwardAddVoter(context));
         handlers.put(ApiMessageType.REMOVE_RAFT_VOTER, RaftVoterHandlers.forwardRemoveVoter(context));

@@ -11,6 +11,7 @@ import io.strata.protocol.message.DescribeTopicPartitionsResponseData;
 import io.strata.server.network.Request;
 
 import java.util.ArrayList;
+import java.util.List;
 import java.util.TreeSet;
 
 /**
@@ -113,14 +114,17 @@ final class DescribeTopicPartitionsHandler implements ApiHandler {
         return result;
     }
 
-    /** One partition: leader and offline replicas by {@link PartitionLeaders}, no partition error (Kafka sets none). */
+    /**
+     * One partition: leader and offline replicas by {@link PartitionLeaders}, ELR and LastKnownElr
+     * from the image (KIP-966; empty with ELR off), no partition error (Kafka sets none).
+     */
     static DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponsePartition describe(MetadataImage image, int index,
                                                                                                PartitionRegistration partition,
                                                                                                String listenerName) {
         DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponsePartition result =
             new DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponsePartition().setPartitionIndex(index)
                 .setErrorCode(ErrorCode.NONE.code()).setLeaderId(PartitionLeaders.reportedLeaderId(image, partition, listenerName))
-                .setLeaderEpoch(partition.leaderEpoch()).setEligibleLeaderReplicas(new ArrayList<>()).setLastKnownElr(new ArrayList<>());
+                .setLeaderEpoch(partition.leaderEpoch()).setEligibleLeaderReplicas(ids(partition.elr())).setLastKnownElr(ids(partition.lastKnownElr()));
         for (int replica : partition.replicas()) {
             result.replicaNodes().add(replica);
         }
@@ -128,5 +132,13 @@ final class DescribeTopicPartitionsHandler implements ApiHandler {
             result.isrNodes().add(replica);
         }
         return result.setOfflineReplicas(PartitionLeaders.offlineReplicas(image, partition, listenerName));
+    }
+
+    private static List<Integer> ids(int[] values) {
+        List<Integer> ids = new ArrayList<>(values.length);
+        for (int value : values) {
+            ids.add(value);
+        }
+        return ids;
     }
 }

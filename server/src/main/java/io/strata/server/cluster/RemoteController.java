@@ -342,6 +342,17 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
             (AlterPartitionResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
     }
 
+    /**
+     * Sent as ElectLeaders v2 (v1+ carry the election type and the top-level error). A top-level
+     * NOT_CONTROLLER answer, no known leader or a failed connection is retried at the quorum's
+     * leader until {@link #requestTimeoutMs()}; per-partition answers go back to the caller.
+     */
+    @Override
+    public CompletableFuture<io.strata.protocol.message.ElectLeadersResponseData> electLeaders(io.strata.protocol.message.ElectLeadersRequestData request) {
+        return call(ApiMessageType.ELECT_LEADERS, (short) 2, request,
+            (io.strata.protocol.message.ElectLeadersResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
+    }
+
     /** Sent as UpdateFeatures v1 (upgrade types, validate-only); the controller validates against its own supported levels. */
     @Override
     public CompletableFuture<FeatureUpdates.Result> updateFeatures(Map<String, FeatureUpdates.Update> updates, Map<String, short[]> supported,

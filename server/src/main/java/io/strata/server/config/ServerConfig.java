@@ -139,6 +139,8 @@ public final class ServerConfig {
     public static final String METADATA_LOG_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS = "metadata.log.max.record.bytes.between.snapshots";
     public static final String METADATA_LOG_MAX_SNAPSHOT_INTERVAL_MS = "metadata.log.max.snapshot.interval.ms";
     public static final String METADATA_MAX_IDLE_INTERVAL_MS = "metadata.max.idle.interval.ms";
+    public static final String AUTO_LEADER_REBALANCE_ENABLE = "auto.leader.rebalance.enable";
+    public static final String LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS = "leader.imbalance.check.interval.seconds";
     public static final String METADATA_LOG_DIR = "metadata.log.dir";
     public static final String METADATA_LOG_SEGMENT_BYTES = "metadata.log.segment.bytes";
     public static final String METADATA_LOG_SEGMENT_MS = "metadata.log.segment.ms";
@@ -319,6 +321,10 @@ public final class ServerConfig {
                 "longest time between snapshots while there are new committed records; 0: no time-based snapshots")
             .define(METADATA_MAX_IDLE_INTERVAL_MS, Type.INT, 500, ConfigDef.atLeast(0),
                 "how often the active controller appends a no-op record so that the high watermark advances; 0: never")
+            .define(AUTO_LEADER_REBALANCE_ENABLE, Type.BOOLEAN, true,
+                "the active controller periodically elects each partition's preferred replica when it is in the ISR but does not lead")
+            .define(LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS, Type.LONG, 300L, ConfigDef.atLeast(1),
+                "how often the active controller looks for partitions whose preferred replica could lead but does not")
             .define(METADATA_LOG_DIR, Type.STRING, null, "directory of the metadata log (__cluster_metadata-0); unset: the first log dir")
             .define(METADATA_LOG_SEGMENT_BYTES, Type.INT, 1_073_741_824, ConfigDef.atLeast(8 * 1024 * 1024), "segment size of the metadata log")
             .define(METADATA_LOG_SEGMENT_MS, Type.LONG, 604_800_000L, ConfigDef.atLeast(1),

@@ -221,6 +221,7 @@ public final class Partition {
         if (hwMoved) {
             context.onHighWatermarkIncremented(topicPartition);
         }
+        maybeMarkRecovered(registration);
         return newEpoch;
     }
 
@@ -452,6 +453,32 @@ public final class Partition {
         LOG.info("Expanding the ISR of {} from {} to {} (leader epoch {}, partition epoch {})", topicPartition, pending.isr(),
             pending.proposedIsr(), change.leaderEpoch(), change.partitionEpoch());
         submit(pending, change);
+    }
+
+    /**
+     * KIP-704: a leader the image shows RECOVERING (elected uncleanly) has nothing more to rebuild
+     * before taking writes here (producer state is rebuilt from its own log when it loads), so it
+     * tells the controller at once with an AlterPartition of the same ISR and RECOVERED. Logged at
+     * WARN: records acknowledged by the previous leaders and missing from this log are lost.
+     */
+    private void maybeMarkRecovered(PartitionRegistration registration) {
+        if (registration.leaderRecoveryState() != PartitionRegistration.RECOVERING) {
+            return;
+        }
+        PartitionState.PendingRecovery pending;
+        leaderIsrUpdateLock.writeLock().lock();
+        try {
+            if (role != Role.LEADER || partitionState.isInflight() || awaitingImage || leaderEpoch != registration.leaderEpoch()) {
+                return;
+            }
+            pending = new PartitionState.PendingRecovery(partitionState.isr());
+            partitionState = pending;
+        } finally {
+            leaderIsrUpdateLock.writeLock().unlock();
+        }
+        LOG.warn("{} is led by this broker after an unclean leader election (leader epoch {}): acknowledged records it lacks are lost; "
+            + "marking it RECOVERED", topicPartition, leaderEpoch);
+        submit(pending, pending.isr());
     }
 
     private boolean needsExpand(RemoteReplica replica) {

@@ -73,6 +73,32 @@ public sealed interface PartitionState {
         }
     }
 
+    /**
+     * KIP-704: this leader was elected uncleanly (the image says RECOVERING) and an AlterPartition
+     * with the same ISR and RECOVERED was sent and is not answered yet; {@link #leaderRecoveryState()}
+     * is the state asked for.
+     */
+    record PendingRecovery(Set<Integer> isr) implements PartitionState {
+        public PendingRecovery {
+            isr = Set.copyOf(isr);
+        }
+
+        @Override
+        public Set<Integer> maximalIsr() {
+            return isr;
+        }
+
+        @Override
+        public boolean isInflight() {
+            return true;
+        }
+
+        @Override
+        public byte leaderRecoveryState() {
+            return RECOVERED;
+        }
+    }
+
     /** An AlterPartition removing {@code outOfSync} was sent and is not answered yet. */
     record PendingShrink(Set<Integer> isr, Set<Integer> outOfSync, byte leaderRecoveryState) implements PartitionState {
         public PendingShrink {
