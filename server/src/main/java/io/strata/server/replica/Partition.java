@@ -466,6 +466,7 @@ public final class Partition {
             return;
         }
         PartitionState.PendingRecovery pending;
+        AlterPartitionRequestData.PartitionData change;
         leaderIsrUpdateLock.writeLock().lock();
         try {
             if (role != Role.LEADER || partitionState.isInflight() || awaitingImage || leaderEpoch != registration.leaderEpoch()) {
@@ -473,12 +474,13 @@ public final class Partition {
             }
             pending = new PartitionState.PendingRecovery(partitionState.isr());
             partitionState = pending;
+            change = alterPartitionRequest(pending, pending.isr());
         } finally {
             leaderIsrUpdateLock.writeLock().unlock();
         }
         LOG.warn("{} is led by this broker after an unclean leader election (leader epoch {}): acknowledged records it lacks are lost; "
             + "marking it RECOVERED", topicPartition, leaderEpoch);
-        submit(pending, pending.isr());
+        submit(pending, change);
     }
 
     private boolean needsExpand(RemoteReplica replica) {
