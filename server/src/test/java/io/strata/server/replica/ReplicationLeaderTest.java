@@ -217,12 +217,13 @@ class ReplicationLeaderTest {
     }
 
     @Test
-    void aReplicaOutsideTheAssignmentIsReadButNotRecorded() throws Exception {
+    void aReplicaOutsideTheAssignmentIsRefusedAndNotRecorded() throws Exception {
         createTopic(NODE, List.of(1, 2, 3));
         produce((short) 1, LONG_WAIT_MS, 2).get(10, TimeUnit.SECONDS);
+        // Kafka 4's followerReplicaOrThrow: UNKNOWN_LEADER_EPOCH with a leader epoch in the request, NOT_LEADER_OR_FOLLOWER without.
         FetchPartitionData data = followerFetch(7, 70L, 0, -1, 0).get(10, TimeUnit.SECONDS);
-        assertThat(data.error()).isEqualTo(ErrorCode.NONE);
-        assertThat(data.records().sizeInBytes()).as("a follower reads to the log end, past the high watermark").isPositive();
+        assertThat(data.error()).isEqualTo(ErrorCode.UNKNOWN_LEADER_EPOCH);
+        assertThat(data.records().sizeInBytes()).as("nothing above the high watermark for a non-replica").isZero();
         assertThat(partition().remoteReplica(7)).isNull();
         assertThat(partition().log().highWatermark()).isZero();
     }

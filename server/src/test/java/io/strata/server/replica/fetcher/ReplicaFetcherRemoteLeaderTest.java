@@ -79,7 +79,7 @@ class ReplicaFetcherRemoteLeaderTest {
         InMemoryLog follower = new InMemoryLog(TP, topicId);
         FailedPartitions failed = new FailedPartitions();
         LeaderEndpoint leader = endpoints.apply(server.nodeId());
-        try (ReplicaFetcher fetcher = new ReplicaFetcher(0, 7, () -> 1L, leader, ReplicaFetcherConfig.defaults(), failed)) {
+        try (ReplicaFetcher fetcher = new ReplicaFetcher(0, 7, () -> followerEpoch, leader, ReplicaFetcherConfig.defaults(), failed)) {
             fetcher.addPartitions(Map.of(TP, new InitialFetchState(topicId, server.nodeId(), leaderEpoch, follower)));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (follower.logEndOffset() < leaderEnd || follower.highWatermark() < leaderEnd) {
@@ -135,19 +135,37 @@ class ReplicaFetcherRemoteLeaderTest {
         }
     }
 
+    /** Broker 7's epoch, once {@link #registerFollower} registered it. */
+    private volatile long followerEpoch = -1;
+
+    private void registerFollower() throws Exception {
+        if (followerEpoch >= 0) {
+            return;
+        }
+        io.strata.protocol.message.BrokerRegistrationRequestData request = new io.strata.protocol.message.BrokerRegistrationRequestData()
+            .setBrokerId(7).setClusterId(server.clusterId()).setIncarnationId(UUID.randomUUID());
+        request.listeners().add(new io.strata.protocol.message.BrokerRegistrationRequestData.Listener().setName("PLAINTEXT").setHost("127.0.0.1")
+            .setPort(1));
+        followerEpoch = server.controller().registerBroker(request).get(30, TimeUnit.SECONDS).brokerEpoch();
+        server.controller().brokerHeartbeat(new io.strata.protocol.message.BrokerHeartbeatRequestData().setBrokerId(7).setBrokerEpoch(followerEpoch)
+            .setCurrentMetadataOffset(Long.MAX_VALUE)).get(30, TimeUnit.SECONDS);
+    }
+
     private UUID createTopicAndProduce(int records) throws Exception {
         Properties adminProperties = new Properties();
         adminProperties.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.boundPort());
         UUID topicId;
         try (Admin admin = Admin.create(adminProperties)) {
-            admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            // The fetcher is broker 7: registered and a replica of the partition, or the leader refuses its fetches (Kafka 4).
+            registerFollower();
+            admin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(server.nodeId(), 7))))).all().get(30, TimeUnit.SECONDS);
             org.apache.kafka.common.Uuid id = admin.describeTopics(List.of(TOPIC)).allTopicNames().get(30, TimeUnit.SECONDS).get(TOPIC).topicId();
             topicId = new UUID(id.getMostSignificantBits(), id.getLeastSignificantBits());
             admin.close(Duration.ofSeconds(5));
         }
         Properties properties = new Properties();
         properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.boundPort());
-        properties.put(ProducerConfig.ACKS_CONFIG, "all");
+        properties.put(ProducerConfig.ACKS_CONFIG, "1"); // broker 7 fetches only later: acks=all would wait for it
         properties.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         properties.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(properties)) {
