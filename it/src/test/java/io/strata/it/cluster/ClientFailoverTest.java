@@ -360,21 +360,22 @@ class ClientFailoverTest {
     private String groupCoordinatedBy(int node) throws Exception {
         ClusterHarness.waitUntil(() -> admin.describeConsumerGroups(List.of("warm-up")).all().get(10, TimeUnit.SECONDS) != null,
             DEADLINE, "a group coordinator answers (__consumer_offsets exists)");
-        List<TopicPartitionInfo> partitions = new ArrayList<>();
+        Map<Integer, Integer> leaders = new java.util.TreeMap<>();
         ClusterHarness.waitUntil(() -> {
-            partitions.clear();
-            partitions.addAll(describe("__consumer_offsets").partitions());
-            return partitions.stream().allMatch(info -> info.leader() != null);
+            leaders.clear();
+            List<TopicPartitionInfo> partitions = describe("__consumer_offsets").partitions();
+            partitions.stream().filter(info -> info.leader() != null).forEach(info -> leaders.put(info.partition(), info.leader().id()));
+            return !partitions.isEmpty() && leaders.size() == partitions.size();
         }, DEADLINE, "every partition of __consumer_offsets has a leader");
         for (int i = 0; i < 1000; i++) {
             String group = "failover-group-" + i;
             int hash = group.hashCode();
-            int partition = (hash == Integer.MIN_VALUE ? 0 : Math.abs(hash)) % partitions.size();
-            if (partitions.get(partition).leader().id() == node) {
+            int partition = (hash == Integer.MIN_VALUE ? 0 : Math.abs(hash)) % leaders.size();
+            if (leaders.get(partition) == node) {
                 return group;
             }
         }
-        throw new AssertionError("node " + node + " leads no partition of __consumer_offsets: " + partitions);
+        throw new AssertionError("node " + node + " leads no partition of __consumer_offsets: leaders " + leaders);
     }
 
     /** Writes "g-n" values to partition 0 until told to stop, a few sends in flight; records every acknowledgement. */
