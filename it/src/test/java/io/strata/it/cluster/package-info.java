@@ -46,6 +46,8 @@
  * created), {@code BrokerFencingTest} (a killed broker is fenced, its partitions go offline and
  * come back), {@code SplitRolesClusterTest} (3 controllers + 3 brokers, kafka-metadata-quorum,
  * kcat), {@code DynamicQuorumClusterTest} (controllers added to a standalone quorum with
- * Admin.addRaftVoter, kafka-metadata-quorum, kill -9 of the first leader, removeRaftVoter).
+ * Admin.addRaftVoter, kafka-metadata-quorum, kill -9 of the first leader, removeRaftVoter),
+ * {@code ClientFailoverTest} (kcat, kafkajs and a classic-group Java consumer across kill -9 and
+ * restart of an RF 3 partition's leader; third-party clients run through {@code ClientProcess}).
  */
 package io.strata.it.cluster;
