@@ -122,7 +122,9 @@ class LeaderElectionClusterTest {
                 .stream().flatMap(topic -> topic.partitions().stream()).allMatch(info -> info.isr().size() == 2), DEADLINE,
                 "node " + victim + " left every ISR");
 
-            assertThat(describe("--under-replicated-partitions")).contains("lenient-0", "lenient-1", "strict-0").doesNotContain("single-0");
+            // single-0 (RF 1 on the killed node) too: with ELR (on for new clusters, as Kafka 4.4) its ISR is empty, and
+            // kafka-topics counts a partition whose ISR is smaller than its replicas as under-replicated.
+            assertThat(describe("--under-replicated-partitions")).contains("lenient-0", "lenient-1", "strict-0", "single-0");
             assertThat(describe("--under-min-isr-partitions")).contains("strict-0", "single-0").doesNotContain("lenient-0", "lenient-1");
             assertThat(describe("--unavailable-partitions")).contains("single-0").doesNotContain("lenient-0", "lenient-1", "strict-0");
         }
