@@ -561,53 +561,16 @@ public final class UnifiedLog implements Closeable {
 
     /** Writes one validated follower batch: epoch, roll, producer state, bytes, transaction index, log end. Caller holds the lock. */
     private void appendFollowerBatch(DefaultRecordBatch batch) throws IOException {
-        int epoch = batch.partitionLeaderEpoch();
-        if (epoch >= 0) {
-            java.util.OptionalInt latest = epochCache.latestEpoch();
-            if (latest.isEmpty() || epoch > latest.getAsInt()) {
-                epochCache.assign(epoch, batch.baseOffset());
-            }
+        if (batch.partitionLeaderEpoch() >= 0) {
+            assignEpochIfNewer(batch.partitionLeaderEpoch(), batch.baseOffset());
         }
-        LogSegment segment = activeSegment();
-        if (segment.shouldRoll(config, batch.sizeInBytes(), batch.maxTimestamp(), batch.lastOffset(), time.milliseconds())) {
-            segment = roll(Math.max(batch.baseOffset(), logEnd.messageOffset()));
-        }
-        ProducerStateManager.CompletedTxn completed = null;
-        if (batch.hasProducerId()) {
-            if (batch.isControlBatch()) {
-                completed = applyReplicatedMarker(batch);
-            } else {
-                producerState.recordDataBatch(batch);
-            }
-        }
+        LogSegment segment = maybeRoll(batch.sizeInBytes(), batch.maxTimestamp(), batch.lastOffset(),
+            Math.max(batch.baseOffset(), logEnd.messageOffset()));
+        // Markers unchecked: the leader decided. A control batch its cleaner emptied changes no producer, as in recovery.
+        ProducerStateManager.CompletedTxn completed = !batch.isControlBatch() || batch.recordCount() > 0
+            ? recordProducerState(batch, MarkerCheck.NONE) : null;
         segment.append(batch.lastOffset(), MemoryRecords.readableRecords(batch.buffer()));
-        if (completed != null && completed.isAborted()) {
-            long lastStable = producerState.firstUnstableOffset().orElse(completed.lastOffset() + 1);
-            segment.appendAbortedTxn(new AbortedTxn(completed.producerId(), completed.firstOffset(), completed.lastOffset(),
-                Math.min(lastStable, completed.lastOffset() + 1)));
-        }
-        producerState.updateMapEndOffset(batch.lastOffset() + 1);
-        logEnd = new LogOffsetMetadata(batch.lastOffset() + 1, segment.baseOffset(), segment.size());
-        unflushedMessages += batch.lastOffset() - batch.baseOffset() + 1;
-    }
-
-    /**
-     * A replicated control batch: a commit or abort marker completes the producer's transaction
-     * unchecked (the leader decided); an empty control batch (the cleaner emptied it) or another
-     * control type only counts for the producer's existence, as recovery treats it.
-     */
-    private ProducerStateManager.CompletedTxn applyReplicatedMarker(DefaultRecordBatch batch) {
-        List<Record> records = batch.records();
-        if (records.isEmpty()) {
-            return null;
-        }
-        ControlRecordType type = ControlRecordType.parseKey(records.get(0).key());
-        if (type != ControlRecordType.ABORT && type != ControlRecordType.COMMIT) {
-            return null;
-        }
-        EndTransactionMarker marker = EndTransactionMarker.fromRecord(records.get(0));
-        return producerState.recordMarker(batch.producerId(), batch.producerEpoch(), marker.coordinatorEpoch(),
-            type == ControlRecordType.COMMIT, batch.baseOffset(), batch.maxTimestamp(), MarkerCheck.NONE);
+        afterWrite(segment, completed == null ? List.of() : List.of(completed), batch.baseOffset(), batch.lastOffset());
     }
 
     // ---------------------------------------------------------------- leader epochs
@@ -620,10 +583,15 @@ public final class UnifiedLog implements Closeable {
      */
     public void maybeAssignEpochStartOffset(int leaderEpoch, long startOffset) {
         synchronized (lock) {
-            java.util.OptionalInt latest = epochCache.latestEpoch();
-            if (latest.isEmpty() || leaderEpoch > latest.getAsInt()) {
-                epochCache.assign(leaderEpoch, startOffset);
-            }
+            assignEpochIfNewer(leaderEpoch, startOffset);
+        }
+    }
+
+    /** Assigns {@code leaderEpoch} from {@code startOffset} if the cache's latest epoch is older (or there is none). Caller holds the lock. */
+    private void assignEpochIfNewer(int leaderEpoch, long startOffset) {
+        java.util.OptionalInt latest = epochCache.latestEpoch();
+        if (latest.isEmpty() || leaderEpoch > latest.getAsInt()) {
+            epochCache.assign(leaderEpoch, startOffset);
         }
     }
 
@@ -650,23 +618,44 @@ public final class UnifiedLog implements Closeable {
     private void append(MemoryRecords records, List<DefaultRecordBatch> batches, long firstOffset, long lastOffset, int leaderEpoch,
                         MarkerCheck markerCheck) throws IOException {
         long maxTimestamp = batches.stream().mapToLong(DefaultRecordBatch::maxTimestamp).max().orElse(-1L);
-        LogSegment segment = maybeRoll(records.sizeInBytes(), maxTimestamp, lastOffset);
+        LogSegment segment = maybeRoll(records.sizeInBytes(), maxTimestamp, lastOffset, logEnd.messageOffset());
         // Producer state first (markers can still be refused), then the bytes.
         List<ProducerStateManager.CompletedTxn> completed = new ArrayList<>();
         for (DefaultRecordBatch batch : batches) {
-            if (!batch.hasProducerId()) {
-                continue;
-            }
-            if (batch.isControlBatch()) {
-                ProducerStateManager.CompletedTxn txn = applyMarker(batch, markerCheck);
-                if (txn != null) {
-                    completed.add(txn);
-                }
-            } else {
-                producerState.recordDataBatch(batch);
+            ProducerStateManager.CompletedTxn txn = recordProducerState(batch, markerCheck);
+            if (txn != null) {
+                completed.add(txn);
             }
         }
         segment.append(lastOffset, records);
+        if (leaderEpoch >= 0) {
+            epochCache.assign(leaderEpoch, firstOffset);
+        }
+        afterWrite(segment, completed, firstOffset, lastOffset);
+        if (unflushedMessages >= config.flushMessages) {
+            flush(logEnd.messageOffset());
+        }
+    }
+
+    /** A batch's effect on producer state: the transaction a marker completes, or null. Caller holds the lock. */
+    private ProducerStateManager.CompletedTxn recordProducerState(DefaultRecordBatch batch, MarkerCheck markerCheck) {
+        if (!batch.hasProducerId()) {
+            return null;
+        }
+        if (batch.isControlBatch()) {
+            return applyMarker(batch, markerCheck);
+        }
+        producerState.recordDataBatch(batch);
+        return null;
+    }
+
+    /**
+     * After {@code firstOffset..lastOffset} were written to {@code segment}: the aborted
+     * transactions among {@code completed} go to its transaction index, and the producer state's
+     * map end, the log end and the unflushed count move past the write. Caller holds the lock.
+     */
+    private void afterWrite(LogSegment segment, List<ProducerStateManager.CompletedTxn> completed, long firstOffset, long lastOffset)
+        throws IOException {
         for (ProducerStateManager.CompletedTxn txn : completed) {
             if (txn.isAborted()) {
                 long lastStable = producerState.firstUnstableOffset().orElse(txn.lastOffset() + 1);
@@ -675,14 +664,8 @@ public final class UnifiedLog implements Closeable {
             }
         }
         producerState.updateMapEndOffset(lastOffset + 1);
-        if (leaderEpoch >= 0) {
-            epochCache.assign(leaderEpoch, firstOffset);
-        }
         logEnd = new LogOffsetMetadata(lastOffset + 1, segment.baseOffset(), segment.size());
         unflushedMessages += lastOffset - firstOffset + 1;
-        if (unflushedMessages >= config.flushMessages) {
-            flush(logEnd.messageOffset());
-        }
     }
 
     private ProducerStateManager.CompletedTxn applyMarker(DefaultRecordBatch batch, MarkerCheck check) {
@@ -700,11 +683,12 @@ public final class UnifiedLog implements Closeable {
             type == ControlRecordType.COMMIT, batch.baseOffset(), batch.maxTimestamp(), check);
     }
 
-    private LogSegment maybeRoll(int messagesSize, long maxTimestamp, long maxOffset) throws IOException {
+    /** The segment to write to: the active one, or a new one starting at {@code rollAt} if the leader's rules roll it. */
+    private LogSegment maybeRoll(int messagesSize, long maxTimestamp, long maxOffset, long rollAt) throws IOException {
         LogSegment active = activeSegment();
         long now = time.milliseconds();
         if (active.shouldRoll(config, messagesSize, maxTimestamp, maxOffset, now)) {
-            return roll(logEnd.messageOffset());
+            return roll(rollAt);
         }
         return active;
     }
