@@ -16,9 +16,11 @@ import java.util.UUID;
  * <p>Contract the fetcher relies on:
  * <ul>
  *   <li>{@link #appendAsFollower} keeps the leader's offsets and partition leader epochs, assigns
- *       epoch-cache entries per batch and returns the new log end offset. The fetcher has already
- *       checked that the first batch starts at the log end offset and that offsets grow, so a
- *       failure here is a storage problem or a bug: the partition is marked failed.</li>
+ *       epoch-cache entries per batch and returns the new log end offset. It checks the batches
+ *       before writing any, as {@code UnifiedLog.appendAsFollower} does: a CRC failure, offsets
+ *       that do not grow or a leader epoch above {@code currentLeaderEpoch} is an
+ *       {@code ErrorCodeException} CORRUPT_MESSAGE / INVALID_RECORD (the fetcher retries after a
+ *       back-off); a first batch below the log end, a storage problem or a bug fails the partition.</li>
  *   <li>{@link #updateHighWatermark} sets the follower high watermark to
  *       {@code min(leaderHighWatermark, logEndOffset)}. The fetcher calls it only after any
  *       truncation of the same answer (KAFKA-14704).</li>
@@ -58,11 +60,11 @@ public interface FollowerLog {
     void truncateFullyAndStartAt(long offset) throws IOException;
 
     /**
-     * Appends the leader's batches unchanged.
+     * Appends the leader's batches unchanged, fetched while following leader epoch {@code currentLeaderEpoch}.
      *
      * @return the log end offset after the append
      */
-    long appendAsFollower(MemoryRecords records) throws IOException;
+    long appendAsFollower(MemoryRecords records, int currentLeaderEpoch) throws IOException;
 
     /** Follower high watermark = min(leader's, local log end); it never moves back within an epoch. */
     void updateHighWatermark(long leaderHighWatermark);

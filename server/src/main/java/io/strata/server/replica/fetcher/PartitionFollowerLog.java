@@ -84,8 +84,8 @@ final class PartitionFollowerLog implements FollowerLog {
     }
 
     @Override
-    public long appendAsFollower(MemoryRecords records) throws IOException {
-        log.appendAsFollower(records, partition.leaderEpoch());
+    public long appendAsFollower(MemoryRecords records, int currentLeaderEpoch) throws IOException {
+        log.appendAsFollower(records, currentLeaderEpoch);
         onAppendedBytes.accept(records.sizeInBytes());
         long end = log.logEndOffset();
         if (log.fsyncOnAck()) {

@@ -51,7 +51,7 @@ import java.util.function.Predicate;
  * </ol>
  * Per partition of a Fetch answer: DivergingEpoch → truncate ({@link TruncationPoint}) and use
  * nothing else of the answer, so the high watermark never moves over data about to be truncated
- * (KAFKA-14704); records → {@link FetchedRecords} checks → {@code appendAsFollower} → then
+ * (KAFKA-14704); records → {@link FetchedRecords} (complete batches) → {@code appendAsFollower} (which checks them) → then
  * {@code updateHighWatermark(leader HW)} and {@code maybeIncrementLogStartOffset(leader log start)};
  * OFFSET_OUT_OF_RANGE → RESET_TO_END; FENCED_LEADER_EPOCH for the epoch still followed → the
  * partition fails until it is added again with a newer epoch (Kafka's {@code onPartitionFenced});
@@ -446,8 +446,8 @@ public final class ReplicaFetcher implements AutoCloseable {
                 throw new IllegalStateException("offset mismatch for " + topicPartition + ": fetchOffset=" + state.fetchOffset()
                     + ", logEndOffset=" + logEndOffset);
             }
-            MemoryRecords records = FetchedRecords.checked(topicPartition, data.records(), log, state.currentLeaderEpoch());
-            long newLogEndOffset = records.sizeInBytes() > 0 ? log.appendAsFollower(records) : log.logEndOffset();
+            MemoryRecords records = FetchedRecords.checked(data.records(), log);
+            long newLogEndOffset = records.sizeInBytes() > 0 ? log.appendAsFollower(records, state.currentLeaderEpoch()) : log.logEndOffset();
             // Only now, after this answer's append (and never over a pending truncation): KAFKA-14704.
             log.updateHighWatermark(data.highWatermark());
             if (data.logStartOffset() >= 0) {
@@ -464,6 +464,7 @@ public final class ReplicaFetcher implements AutoCloseable {
                 partitions.put(topicPartition, fetched);
             }
         } catch (CorruptRecordException e) {
+            // Batch lengths that can never be valid (the log checks the rest: CRC, offsets, epochs).
             LOG.error("{}Found invalid batches for {} at offset {}; retrying in {} ms", logPrefix, topicPartition, state.fetchOffset(),
                 config.fetchBackoffMs(), e);
             delay(topicPartition, replica, nowMs);

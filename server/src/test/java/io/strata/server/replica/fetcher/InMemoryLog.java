@@ -55,7 +55,7 @@ final class InMemoryLog implements FollowerLog {
     /** Appends a new batch at the log end as a leader would. */
     synchronized InMemoryLog appendBatch(int epoch, int records) {
         try {
-            appendAsFollower(batch(logEndOffset, epoch, records));
+            appendAsFollower(batch(logEndOffset, epoch, records), Integer.MAX_VALUE);
         } catch (IOException e) {
             throw new AssertionError(e);
         }
@@ -66,7 +66,7 @@ final class InMemoryLog implements FollowerLog {
     synchronized InMemoryLog copyFrom(InMemoryLog other, long from, long to) throws IOException {
         for (DefaultRecordBatch batch : other.batchesSnapshot()) {
             if (batch.baseOffset() >= from && batch.lastOffset() < to) {
-                appendAsFollower(MemoryRecords.readableRecords(batch.buffer()));
+                appendAsFollower(MemoryRecords.readableRecords(batch.buffer()), Integer.MAX_VALUE);
             }
         }
         return this;
@@ -210,17 +210,32 @@ final class InMemoryLog implements FollowerLog {
     }
 
     @Override
-    public synchronized long appendAsFollower(MemoryRecords records) throws IOException {
+    public synchronized long appendAsFollower(MemoryRecords records, int currentLeaderEpoch) throws IOException {
         if (nextAppendFailure != null) {
             IOException failure = nextAppendFailure;
             nextAppendFailure = null;
             throw failure;
         }
+        // As UnifiedLog.appendAsFollower: every batch is checked before any is written; a batch failing its CRC, or of a
+        // leader epoch above the followed one, refuses the whole append.
+        long expectedStart = logEndOffset;
         for (RecordBatch batch : records.batches()) {
             DefaultRecordBatch defaultBatch = (DefaultRecordBatch) batch;
-            if (defaultBatch.baseOffset() < logEndOffset) {
-                throw new IllegalStateException("unexpected append offset: baseOffset=" + defaultBatch.baseOffset() + ", logEndOffset=" + logEndOffset);
+            if (!defaultBatch.isValid()) {
+                throw new io.strata.storage.ErrorCodeException(io.strata.protocol.ErrorCode.CORRUPT_MESSAGE, "batch at offset "
+                    + defaultBatch.baseOffset() + " fails its CRC check");
             }
+            if (defaultBatch.partitionLeaderEpoch() > currentLeaderEpoch) {
+                throw new io.strata.storage.ErrorCodeException(io.strata.protocol.ErrorCode.INVALID_RECORD, "batch at offset "
+                    + defaultBatch.baseOffset() + " has leader epoch " + defaultBatch.partitionLeaderEpoch() + " above " + currentLeaderEpoch);
+            }
+            if (defaultBatch.baseOffset() < expectedStart) {
+                throw new IllegalStateException("unexpected append offset: baseOffset=" + defaultBatch.baseOffset() + ", logEndOffset=" + expectedStart);
+            }
+            expectedStart = defaultBatch.lastOffset() + 1;
+        }
+        for (RecordBatch batch : records.batches()) {
+            DefaultRecordBatch defaultBatch = (DefaultRecordBatch) batch;
             ByteBuffer copy = ByteBuffer.allocate(defaultBatch.sizeInBytes()).put(defaultBatch.buffer()).flip();
             DefaultRecordBatch stored = DefaultRecordBatch.wrap(copy);
             batches.add(stored);
