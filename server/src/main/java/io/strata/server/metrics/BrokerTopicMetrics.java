@@ -82,23 +82,14 @@ public final class BrokerTopicMetrics implements MetricsCollector {
 
     /** One partition of a fetch request was answered with {@code bytes} of records, or an error. */
     public void recordFetch(String topic, int bytes, boolean failed) {
-        if (!enabled) {
-            return;
-        }
-        TopicCounters counters = topic(topic);
-        counters.fetchRequests.increment();
-        if (failed) {
-            counters.failedFetchRequests.increment();
-        } else {
-            counters.bytesOut.add(bytes);
-        }
+        recordFetch(topic, bytes, failed, false);
     }
 
     /**
-     * One partition of a follower's fetch was answered with {@code bytes} of records, or an error:
-     * a fetch request of the topic, its bytes replication bytes out.
+     * One partition of a fetch request was answered with {@code bytes} of records, or an error; a
+     * follower's bytes count as replication bytes out only (Kafka's BrokerTopicStats.updateBytesOut).
      */
-    public void recordFollowerFetch(String topic, int bytes, boolean failed) {
+    public void recordFetch(String topic, int bytes, boolean failed, boolean fromFollower) {
         if (!enabled) {
             return;
         }
@@ -106,8 +97,10 @@ public final class BrokerTopicMetrics implements MetricsCollector {
         counters.fetchRequests.increment();
         if (failed) {
             counters.failedFetchRequests.increment();
-        } else {
+        } else if (fromFollower) {
             replicationBytesOut.add(bytes);
+        } else {
+            counters.bytesOut.add(bytes);
         }
     }
 

@@ -65,8 +65,8 @@ public record LocalReplicaChanges(List<TopicPartition> deleted, List<Change> lea
                 TopicPartition topicPartition = new TopicPartition(topic.name(), entry.getKey());
                 PartitionRegistration now = entry.getValue();
                 PartitionRegistration then = before == null ? null : before.partition(entry.getKey());
-                boolean hostedBefore = then != null && contains(then.replicas(), nodeId);
-                if (!contains(now.replicas(), nodeId)) {
+                boolean hostedBefore = then != null && then.hasReplica(nodeId);
+                if (!now.hasReplica(nodeId)) {
                     if (hostedBefore) {
                         reassignedAway.add(topicPartition);
                     }
@@ -100,14 +100,5 @@ public record LocalReplicaChanges(List<TopicPartition> deleted, List<Change> lea
     /** Whether nothing changed for this node. */
     public boolean isEmpty() {
         return deleted.isEmpty() && leaders.isEmpty() && followers.isEmpty() && reassignedAway.isEmpty();
-    }
-
-    private static boolean contains(int[] values, int value) {
-        for (int candidate : values) {
-            if (candidate == value) {
-                return true;
-            }
-        }
-        return false;
     }
 }

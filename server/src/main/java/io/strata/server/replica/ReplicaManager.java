@@ -526,11 +526,10 @@ public final class ReplicaManager implements MetadataPublisher {
         }
     }
 
-    /** @return whether the partition was hosted here */
-    private boolean removePartition(TopicPartition topicPartition) {
+    private void removePartition(TopicPartition topicPartition) {
         Partition removed = partitions.remove(topicPartition);
         if (removed == null) {
-            return false;
+            return;
         }
         try {
             logManager.deleteLog(topicPartition);
@@ -539,16 +538,6 @@ public final class ReplicaManager implements MetadataPublisher {
         }
         producePurgatory.checkAndComplete(topicPartition);
         fetchPurgatory.checkAndComplete(topicPartition);
-        return true;
-    }
-
-    private static boolean contains(int[] values, int value) {
-        for (int candidate : values) {
-            if (candidate == value) {
-                return true;
-            }
-        }
-        return false;
     }
 
     // ---------------------------------------------------------------- transactions
@@ -914,11 +903,7 @@ public final class ReplicaManager implements MetadataPublisher {
         for (Map.Entry<TopicPartition, FetchPartitionData> entry : results.entrySet()) {
             if (partitions.containsKey(entry.getKey())) {
                 FetchPartitionData data = entry.getValue();
-                if (params.isFromFollower()) {
-                    metrics.recordFollowerFetch(entry.getKey().topic(), data.records().sizeInBytes(), data.error() != ErrorCode.NONE);
-                } else {
-                    metrics.recordFetch(entry.getKey().topic(), data.records().sizeInBytes(), data.error() != ErrorCode.NONE);
-                }
+                metrics.recordFetch(entry.getKey().topic(), data.records().sizeInBytes(), data.error() != ErrorCode.NONE, params.isFromFollower());
             }
         }
     }

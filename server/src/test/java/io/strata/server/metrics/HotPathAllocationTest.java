@@ -72,7 +72,7 @@ class HotPathAllocationTest {
         long allocated = allocationOf(() -> {
             metrics.recordProduce("orders", 1024, 10, false);
             metrics.recordFetch("orders", 1024, false);
-            metrics.recordFollowerFetch("orders", 1024, false);
+            metrics.recordFetch("orders", 1024, false, true);
             metrics.recordReplicationBytesIn(1024);
         });
         assertThat(allocated).isLessThan(SLACK_BYTES);
