@@ -584,43 +584,34 @@ public final class LogManager implements Closeable {
      */
     public void checkpointHighWatermarks() throws IOException {
         synchronized (highWatermarkCheckpointLock) {
-            Map<Path, Map<TopicPartition, Long>> highWatermarks = new HashMap<>();
-            for (Path dir : settings.logDirs()) {
-                highWatermarks.put(dir, new HashMap<>());
-            }
-            for (UnifiedLog log : logs.values()) {
-                Map<TopicPartition, Long> offsets = highWatermarks.get(log.dir().getParent());
-                if (offsets == null || log.isClosed() && !Files.exists(log.dir())) {
-                    continue;
-                }
-                offsets.put(log.topicPartition(), log.highWatermark());
-            }
-            for (Path dir : settings.logDirs()) {
-                new OffsetCheckpointFile(dir.resolve(REPLICATION_OFFSET_CHECKPOINT)).write(highWatermarks.get(dir));
-            }
+            writeCheckpoints(REPLICATION_OFFSET_CHECKPOINT, UnifiedLog::highWatermark);
         }
     }
 
     /** Writes the recovery point and log start offset checkpoints of every data directory. */
     public void checkpoint() throws IOException {
-        Map<Path, Map<TopicPartition, Long>> recoveryPoints = new HashMap<>();
-        Map<Path, Map<TopicPartition, Long>> startOffsets = new HashMap<>();
+        writeCheckpoints(RECOVERY_POINT_CHECKPOINT, UnifiedLog::recoveryPoint);
+        writeCheckpoints(LOG_START_OFFSET_CHECKPOINT, UnifiedLog::logStartOffset);
+    }
+
+    /**
+     * Writes checkpoint file {@code name} in every data directory with {@code offset} of each log
+     * it hosts (a log deleted since is left out).
+     */
+    private void writeCheckpoints(String name, java.util.function.ToLongFunction<UnifiedLog> offset) throws IOException {
+        Map<Path, Map<TopicPartition, Long>> offsets = new HashMap<>();
         for (Path dir : settings.logDirs()) {
-            recoveryPoints.put(dir, new HashMap<>());
-            startOffsets.put(dir, new HashMap<>());
+            offsets.put(dir, new HashMap<>());
         }
         for (UnifiedLog log : logs.values()) {
-            Path dir = log.dir().getParent();
-            Map<TopicPartition, Long> points = recoveryPoints.get(dir);
-            if (points == null || log.isClosed() && !Files.exists(log.dir())) {
+            Map<TopicPartition, Long> dirOffsets = offsets.get(log.dir().getParent());
+            if (dirOffsets == null || log.isClosed() && !Files.exists(log.dir())) {
                 continue;
             }
-            points.put(log.topicPartition(), log.recoveryPoint());
-            startOffsets.get(dir).put(log.topicPartition(), log.logStartOffset());
+            dirOffsets.put(log.topicPartition(), offset.applyAsLong(log));
         }
         for (Path dir : settings.logDirs()) {
-            new OffsetCheckpointFile(dir.resolve(RECOVERY_POINT_CHECKPOINT)).write(recoveryPoints.get(dir));
-            new OffsetCheckpointFile(dir.resolve(LOG_START_OFFSET_CHECKPOINT)).write(startOffsets.get(dir));
+            new OffsetCheckpointFile(dir.resolve(name)).write(offsets.get(dir));
         }
     }
 

@@ -46,20 +46,24 @@ public sealed interface PartitionState {
         }
     }
 
-    /** An AlterPartition adding {@code newMember} was sent and is not answered yet. */
-    record PendingExpand(Set<Integer> isr, int newMember, byte leaderRecoveryState) implements PartitionState {
+    /**
+     * An AlterPartition adding {@code newMember} was sent and is not answered yet. The maximal ISR
+     * is derived once here: every append and follower fetch reads it while the change is pending.
+     */
+    record PendingExpand(Set<Integer> isr, int newMember, byte leaderRecoveryState, Set<Integer> maximalIsr) implements PartitionState {
+        public PendingExpand(Set<Integer> isr, int newMember, byte leaderRecoveryState) {
+            this(isr, newMember, leaderRecoveryState, Set.of());
+        }
+
+        /** {@code maximalIsr} is always {@code isr} plus {@code newMember}, whatever is passed. */
         public PendingExpand {
             isr = Set.copyOf(isr);
             if (isr.contains(newMember)) {
                 throw new IllegalArgumentException("replica " + newMember + " is already in the ISR " + isr);
             }
-        }
-
-        @Override
-        public Set<Integer> maximalIsr() {
             Set<Integer> maximal = new TreeSet<>(isr);
             maximal.add(newMember);
-            return Set.copyOf(maximal);
+            maximalIsr = Set.copyOf(maximal);
         }
 
         /** The ISR the request asks for. */
