@@ -68,6 +68,40 @@ class FetchSessionTest {
         }
     }
 
+    @Test
+    void aPartitionThatGotDataMovesToTheEndSoAResponseLimitStarvesNoOne() throws Exception {
+        broker.createTopic("rotating", 2, Map.of());
+        broker.produce("rotating", 0, 5);
+        broker.produce("rotating", 1, 5);
+        try (RawClient client = new RawClient(broker.port())) {
+            // max.bytes 1: each answer carries the first batch of the first partition in the session's order (KIP-74), no more.
+            FetchRequestData full = request(0, 0).setMaxBytes(1).setTopics(List.of(new FetchRequestData.FetchTopic().setTopic("rotating")
+                .setPartitions(List.of(partition(0), partition(1)))));
+            FetchResponseData opened = client.send(ApiMessageType.FETCH, FETCH_VERSION, full);
+            assertThat(partitionsWithRecords(opened)).containsExactly(0);
+
+            int sessionId = opened.sessionId();
+            // The client moves no offset: only the order of the leader's session decides which partition is read.
+            FetchResponseData first = client.send(ApiMessageType.FETCH, FETCH_VERSION, request(sessionId, 1).setMaxBytes(1));
+            assertThat(partitionsWithRecords(first)).containsExactly(0);
+            FetchResponseData second = client.send(ApiMessageType.FETCH, FETCH_VERSION, request(sessionId, 2).setMaxBytes(1));
+            assertThat(partitionsWithRecords(second)).as("partition 0 got data last time and went to the end").containsExactly(1);
+            FetchResponseData third = client.send(ApiMessageType.FETCH, FETCH_VERSION, request(sessionId, 3).setMaxBytes(1));
+            assertThat(partitionsWithRecords(third)).containsExactly(0);
+        }
+    }
+
+    private static FetchRequestData.FetchPartition partition(int index) {
+        return new FetchRequestData.FetchPartition().setPartition(index).setFetchOffset(0).setPartitionMaxBytes(1 << 20)
+            .setCurrentLeaderEpoch(-1).setLogStartOffset(-1);
+    }
+
+    private static List<Integer> partitionsWithRecords(FetchResponseData response) {
+        assertThat(response.errorCode()).isEqualTo(ErrorCode.NONE.code());
+        return response.responses().stream().flatMap(t -> t.partitions().stream())
+            .filter(p -> p.records() != null && p.records().sizeInBytes() > 0).map(FetchResponseData.PartitionData::partitionIndex).toList();
+    }
+
     private static FetchRequestData request(int sessionId, int epoch) {
         return new FetchRequestData().setReplicaId(-1).setMaxWaitMs(0).setMinBytes(0).setMaxBytes(1 << 20)
             .setIsolationLevel((byte) 0).setSessionId(sessionId).setSessionEpoch(epoch).setTopics(List.of());

@@ -88,6 +88,11 @@ final class TestBroker implements AutoCloseable {
 
     /** Writes {@code count} records to partition 0 of {@code topic}, acknowledged by the broker (acks=all). */
     void produce(String topic, int count) throws Exception {
+        produce(topic, 0, count);
+    }
+
+    /** Writes {@code count} records to one partition of {@code topic}, acknowledged by the broker (acks=all). */
+    void produce(String topic, int partition, int count) throws Exception {
         Properties properties = new Properties();
         properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
         properties.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -95,7 +100,7 @@ final class TestBroker implements AutoCloseable {
         properties.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(properties)) {
             for (int i = 0; i < count; i++) {
-                producer.send(new ProducerRecord<>(topic, 0, null, ("record-" + i).getBytes(StandardCharsets.UTF_8)))
+                producer.send(new ProducerRecord<>(topic, partition, null, ("record-" + i).getBytes(StandardCharsets.UTF_8)))
                     .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
             }
         }

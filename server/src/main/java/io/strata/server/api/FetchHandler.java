@@ -40,7 +40,8 @@ final class FetchHandler implements ApiHandler {
 
     FetchHandler(BrokerContext context) {
         this.context = context;
-        this.sessions = new FetchSessionCache(context.config().getInt(ServerConfig.MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS));
+        this.sessions = new FetchSessionCache(context.config().getInt(ServerConfig.MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS),
+            context.config().getInt(ServerConfig.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS));
     }
 
     @Override
@@ -71,6 +72,7 @@ final class FetchHandler implements ApiHandler {
                 applyIncrementalChanges(session, body, byId, version);
                 wanted = new LinkedHashMap<>(session.partitions);
             }
+            sessions.touch(session, context.time().milliseconds());
             incremental = true;
         } else {
             if (body.sessionId() != FetchSessionCache.INVALID_SESSION_ID) {
@@ -83,7 +85,7 @@ final class FetchHandler implements ApiHandler {
                 }
             }
             if (body.sessionEpoch() == FetchSessionCache.INITIAL_EPOCH && version >= 7) {
-                session = sessions.create(fromFollower);
+                session = sessions.create(fromFollower, wanted.size(), context.time().milliseconds());
                 if (session != null) {
                     synchronized (session) {
                         session.partitions.putAll(wanted);
@@ -219,6 +221,12 @@ final class FetchHandler implements ApiHandler {
                 if (incremental && !changed && data.error() == ErrorCode.NONE && data.records().sizeInBytes() == 0
                     && data.divergingEpoch() == null) {
                     return;
+                }
+                if (incremental && data.records().sizeInBytes() > 0) {
+                    // Partitions that got data go to the end of the session's order, so a response size limit does not starve
+                    // the partitions listed after them (Kafka's IncrementalFetchContext).
+                    session.partitions.remove(key);
+                    session.partitions.put(key, cached);
                 }
             }
         }

@@ -1,8 +1,7 @@
 package io.strata.server.api;
 
-import java.util.Iterator;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 
@@ -10,8 +9,8 @@ import java.util.UUID;
  * Incremental fetch sessions (KIP-227). A session remembers a client's partitions and what
  * it was last told about each (high watermark, last stable offset, log start offset), so that
  * later requests need only name changed partitions and responses carry only partitions with
- * news. At most {@code max.incremental.fetch.session.cache.slots} sessions are kept; the least
- * recently used is evicted when a new one needs room, but a consumer's never evicts a follower's.
+ * news. At most {@code max.incremental.fetch.session.cache.slots} sessions are kept; which one a
+ * new session may evict follows Kafka ({@link #create}).
  *
  * <p>Thread-safe: sessions are only touched under this cache's monitor (a session's partitions
  * are read and updated by the one request of that session in flight).
@@ -68,70 +67,131 @@ final class FetchSessionCache {
     /** A client's session. */
     static final class Session {
         final int id;
-        /** A follower's session: only another follower's may evict it. */
+        /** A follower's session: it may evict a consumer's at any time, and a consumer's new session may not evict it until it is old. */
         final boolean privileged;
+        final long creationMs;
         int epoch;
         final LinkedHashMap<Key, CachedPartition> partitions = new LinkedHashMap<>();
+        /** When a request last used this session; its partition count then (read by eviction under the cache's monitor). */
+        private long lastUsedMs;
+        private int cachedSize;
 
-        Session(int id, boolean privileged) {
+        Session(int id, boolean privileged, long creationMs) {
             this.id = id;
             this.privileged = privileged;
+            this.creationMs = creationMs;
+            this.lastUsedMs = creationMs;
             this.epoch = 1;
         }
     }
 
+    /** Kafka's EvictableKey order: consumers' before followers', then fewer partitions, then lower id. */
+    private static final Comparator<Session> LEAST_VALUABLE = Comparator.<Session>comparingInt(s -> s.privileged ? 1 : 0)
+        .thenComparingInt(s -> s.cachedSize).thenComparingInt(s -> s.id);
+
     private final int maxSessions;
+    private final long evictionMs;
     private final Random random = new Random();
-    private final LinkedHashMap<Integer, Session> sessions = new LinkedHashMap<>(16, 0.75f, true);
+    private final LinkedHashMap<Integer, Session> sessions = new LinkedHashMap<>();
+    private long evictions;
 
-    FetchSessionCache(int maxSessions) {
+    /**
+     * @param maxSessions {@code max.incremental.fetch.session.cache.slots} (0 disables sessions)
+     * @param evictionMs {@code min.incremental.fetch.session.eviction.ms}: how long a session must go unused to be evictable by
+     *     anyone, and how old it must be before another session may displace it
+     */
+    FetchSessionCache(int maxSessions, long evictionMs) {
         this.maxSessions = maxSessions;
-    }
-
-    /** A consumer's session: {@link #create(boolean)} with {@code privileged} false. */
-    synchronized Session create() {
-        return create(false);
+        this.evictionMs = evictionMs;
     }
 
     /**
-     * Creates a session, evicting the least recently used one when full: a consumer's session
-     * (unprivileged) may only evict another consumer's, a follower's (privileged) evicts the least
-     * recently used consumer session, or the least recently used follower session when all are
-     * followers' (Kafka privileges replication's sessions). Null if sessions are disabled or a
-     * consumer finds only followers' sessions.
+     * Creates a session for a full fetch of {@code size} partitions, evicting one when the cache is
+     * full as Kafka's FetchSessionCache does (KIP-227): first the session unused the longest if it
+     * has been unused more than {@code evictionMs}; otherwise the least valuable session the new one
+     * may displace (a follower's new session: any consumer's session, or a follower's created more
+     * than {@code evictionMs} ago; a consumer's: any session created more than {@code evictionMs}
+     * ago), only when the new one is worth at least as much (a follower's over a consumer's, or more
+     * partitions). A replica fetcher's session thus never loses its slot to consumers while it is
+     * in use, and a dead follower's session is freed once it goes stale.
+     *
+     * @return the session (expecting epoch 1 next), or null if sessions are disabled or no slot could be had
      */
-    synchronized Session create(boolean privileged) {
+    synchronized Session create(boolean privileged, int size, long nowMs) {
         if (maxSessions <= 0) {
             return null;
         }
-        if (sessions.size() >= maxSessions && !evictOne(privileged)) {
+        if (sessions.size() >= maxSessions && !tryEvict(privileged, size, nowMs)) {
             return null;
         }
         int id;
         do {
             id = random.nextInt(Integer.MAX_VALUE - 1) + 1;
         } while (sessions.containsKey(id));
-        Session session = new Session(id, privileged);
+        Session session = new Session(id, privileged, nowMs);
+        session.cachedSize = size;
         sessions.put(id, session);
         return session;
     }
 
-    /** Evicts the least recently used session the new one may evict; @return whether one was. */
-    private boolean evictOne(boolean privileged) {
-        Iterator<Map.Entry<Integer, Session>> candidates = sessions.entrySet().iterator();
-        while (candidates.hasNext()) {
-            if (!candidates.next().getValue().privileged) {
-                candidates.remove();
-                return true;
+    private boolean tryEvict(boolean privileged, int size, long nowMs) {
+        Session leastRecentlyUsed = null;
+        Session leastValuable = null;
+        for (Session session : sessions.values()) {
+            if (leastRecentlyUsed == null || session.lastUsedMs < leastRecentlyUsed.lastUsedMs) {
+                leastRecentlyUsed = session;
+            }
+            boolean old = nowMs - session.creationMs > evictionMs;
+            boolean evictable = privileged ? (!session.privileged || old) : old;
+            if (evictable && (leastValuable == null || LEAST_VALUABLE.compare(session, leastValuable) < 0)) {
+                leastValuable = session;
             }
         }
-        if (!privileged) {
+        if (leastRecentlyUsed == null) {
             return false;
         }
-        Iterator<Map.Entry<Integer, Session>> eldest = sessions.entrySet().iterator();
-        eldest.next();
-        eldest.remove();
+        if (nowMs - leastRecentlyUsed.lastUsedMs > evictionMs) {
+            evict(leastRecentlyUsed);
+            return true;
+        }
+        if (leastValuable == null) {
+            return false;
+        }
+        // The new session's key has id 0: with the same privilege and size it orders first and evicts nothing.
+        int byPrivilege = Boolean.compare(privileged, leastValuable.privileged);
+        boolean worthMore = byPrivilege > 0 || (byPrivilege == 0 && size > leastValuable.cachedSize);
+        if (!worthMore) {
+            return false;
+        }
+        evict(leastValuable);
         return true;
+    }
+
+    private void evict(Session session) {
+        sessions.remove(session.id);
+        evictions++;
+    }
+
+    /** Marks a session used by a request at {@code nowMs} (its partitions may have changed: eviction weighs them). */
+    synchronized void touch(Session session, long nowMs) {
+        session.lastUsedMs = nowMs;
+        synchronized (session) {
+            session.cachedSize = session.partitions.size();
+        }
+    }
+
+    /** Sessions evicted so far (Kafka's IncrementalFetchSessionEvictionsPerSec). */
+    synchronized long evictions() {
+        return evictions;
+    }
+
+    /** Partitions cached over all sessions, as of each session's last use (Kafka's NumIncrementalFetchPartitionsCached). */
+    synchronized long totalPartitions() {
+        long total = 0;
+        for (Session session : sessions.values()) {
+            total += session.cachedSize;
+        }
+        return total;
     }
 
     synchronized Session get(int id) {

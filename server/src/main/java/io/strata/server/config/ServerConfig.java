@@ -91,6 +91,7 @@ public final class ServerConfig {
     public static final String FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS = "fetch.purgatory.purge.interval.requests";
     public static final String PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS = "producer.purgatory.purge.interval.requests";
     public static final String MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS = "max.incremental.fetch.session.cache.slots";
+    public static final String MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS = "min.incremental.fetch.session.eviction.ms";
     public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
     public static final String OFFSETS_TOPIC_REPLICATION_FACTOR = "offsets.topic.replication.factor";
     public static final String OFFSETS_TOPIC_SEGMENT_BYTES = "offsets.topic.segment.bytes";
@@ -218,6 +219,8 @@ public final class ServerConfig {
             .define(FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS, Type.INT, 1000, "fetch purgatory purge interval")
             .define(PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS, Type.INT, 1000, "produce purgatory purge interval")
             .define(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS, Type.INT, 1000, ConfigDef.atLeast(0), "fetch sessions kept")
+            .define(MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, Type.INT, 120_000, ConfigDef.atLeast(0),
+                "how long a fetch session must go unused before any new session may evict it")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, Type.INT, 50, ConfigDef.atLeast(1), "partitions of __consumer_offsets")
             .define(OFFSETS_TOPIC_REPLICATION_FACTOR, Type.SHORT, (short) 3, ConfigDef.atLeast(1), "replication of __consumer_offsets")
             .define(OFFSETS_TOPIC_SEGMENT_BYTES, Type.INT, 104_857_600, ConfigDef.atLeast(1), "segment size of __consumer_offsets")

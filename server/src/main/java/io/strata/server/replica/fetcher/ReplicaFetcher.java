@@ -46,8 +46,9 @@ import java.util.function.Predicate;
  *       leader's start → {@code truncateFullyAndStartAt(leader start)}).</li>
  *   <li>FETCHING partitions that are not delayed go into one Fetch v18: ReplicaState {this broker,
  *       its broker epoch}, per partition CurrentLeaderEpoch, FetchOffset (= log end),
- *       LastFetchedEpoch, LogStartOffset, PartitionMaxBytes, HighWatermark (KIP-1166); sessionless
- *       (SessionId 0, SessionEpoch -1).</li>
+ *       LastFetchedEpoch, LogStartOffset, PartitionMaxBytes, HighWatermark (KIP-1166), in an
+ *       incremental fetch session ({@link FollowerFetchSession}, KIP-227): after the first full
+ *       Fetch only changed partitions are sent and only partitions with news come back.</li>
  * </ol>
  * Per partition of a Fetch answer: DivergingEpoch → truncate ({@link TruncationPoint}) and use
  * nothing else of the answer, so the high watermark never moves over data about to be truncated
@@ -91,6 +92,7 @@ public final class ReplicaFetcher implements AutoCloseable {
     private final LeaderEndpoint leader;
     private final ReplicaFetcherConfig config;
     private final FailedPartitions failedPartitions;
+    private final FollowerFetchSession session;
     /** In request order; a partition moves to the end when it changes. */
     private final LinkedHashMap<TopicPartition, Replica> partitions = new LinkedHashMap<>();
     private InFlight inFlight;
@@ -143,6 +145,7 @@ public final class ReplicaFetcher implements AutoCloseable {
         this.failedPartitions = Objects.requireNonNull(failedPartitions, "failedPartitions");
         this.name = threadName(fetcherId, leader.leaderId());
         this.logPrefix = "[ReplicaFetcher replicaId=" + brokerId + ", leaderId=" + leader.leaderId() + ", fetcherId=" + fetcherId + "] ";
+        this.session = new FollowerFetchSession(logPrefix);
     }
 
     /** Kafka's fetcher thread name, also the {@code clientId} label of its metrics. */
@@ -305,6 +308,9 @@ public final class ReplicaFetcher implements AutoCloseable {
     }
 
     private void onRequestFailed(InFlight failed, Throwable cause, long nowMs) {
+        if (failed instanceof FetchInFlight) {
+            session.onRequestFailed();
+        }
         failedRequests++;
         backoffUntilMs = nowMs + config.fetchBackoffMs();
         LOG.warn("{}{} to leader {} failed ({}); backing off {} ms", logPrefix, failed.getClass().getSimpleName().replace("InFlight", ""),
@@ -358,37 +364,43 @@ public final class ReplicaFetcher implements AutoCloseable {
     // ---------------------------------------------------------------- Fetch
 
     private InFlight sendFetch(Map<TopicPartition, Replica> ready, long nowMs) {
+        LinkedHashMap<FollowerFetchSession.Key, FollowerFetchSession.PartitionRequest> next = new LinkedHashMap<>();
+        Map<IdPartition, Sent> sent = new LinkedHashMap<>();
+        ready.forEach((topicPartition, replica) -> {
+            PartitionFetchState state = replica.state();
+            next.put(new FollowerFetchSession.Key(state.topicId(), topicPartition.partition()), new FollowerFetchSession.PartitionRequest(
+                topicPartition.topic(), state.fetchOffset(), state.currentLeaderEpoch(), state.lastFetchedEpoch().orElse(NO_EPOCH),
+                replica.log().logStartOffset(), config.fetchMaxBytes(), replica.log().highWatermark()));
+            sent.put(new IdPartition(state.topicId(), topicPartition.partition()),
+                new Sent(topicPartition, state.fetchOffset(), state.currentLeaderEpoch()));
+        });
+        FollowerFetchSession.Built built = session.build(next);
         FetchRequestData request = new FetchRequestData()
             .setReplicaState(new FetchRequestData.ReplicaState().setReplicaId(brokerId).setReplicaEpoch(brokerEpoch.getAsLong()))
             .setMaxWaitMs(config.fetchWaitMaxMs())
             .setMinBytes(config.fetchMinBytes())
             .setMaxBytes(config.fetchResponseMaxBytes())
             .setIsolationLevel((byte) 0)
-            .setSessionId(0)
-            .setSessionEpoch(-1);
-        Map<UUID, FetchRequestData.FetchTopic> topics = new LinkedHashMap<>();
-        Map<IdPartition, Sent> sent = new LinkedHashMap<>();
-        ready.forEach((topicPartition, replica) -> {
-            PartitionFetchState state = replica.state();
-            topics.computeIfAbsent(state.topicId(), id -> new FetchRequestData.FetchTopic().setTopic(topicPartition.topic()).setTopicId(id))
-                .partitions().add(new FetchRequestData.FetchPartition()
-                    .setPartition(topicPartition.partition())
-                    .setCurrentLeaderEpoch(state.currentLeaderEpoch())
-                    .setFetchOffset(state.fetchOffset())
-                    .setLastFetchedEpoch(state.lastFetchedEpoch().orElse(NO_EPOCH))
-                    .setLogStartOffset(replica.log().logStartOffset())
-                    .setPartitionMaxBytes(config.fetchMaxBytes())
-                    .setHighWatermark(replica.log().highWatermark()));
-            sent.put(new IdPartition(state.topicId(), topicPartition.partition()),
-                new Sent(topicPartition, state.fetchOffset(), state.currentLeaderEpoch()));
-        });
-        request.setTopics(new ArrayList<>(topics.values()));
+            .setSessionId(built.sessionId())
+            .setSessionEpoch(built.sessionEpoch())
+            .setTopics(built.topics())
+            .setForgottenTopicsData(built.forgotten());
         return new FetchInFlight(leader.fetch(request), deadline(nowMs), sent);
     }
 
     private void onFetchResponse(FetchInFlight fetch, FetchResponseData response, long nowMs) {
-        if (response.errorCode() != ErrorCode.NONE.code()) {
-            onRequestFailed(fetch, new IOException("Fetch answered " + ErrorCode.forCode(response.errorCode())), nowMs);
+        boolean incremental = session.isOpen();
+        if (!session.onResponse(response)) {
+            ErrorCode error = ErrorCode.forCode(response.errorCode());
+            if (incremental && (error == ErrorCode.FETCH_SESSION_ID_NOT_FOUND || error == ErrorCode.INVALID_FETCH_SESSION_EPOCH)) {
+                // Kafka's fetcher uses nothing of the answer and sends a full Fetch at once (no back-off).
+                LOG.info("{}Leader {} answered {} for fetch session {}; sending a full fetch", logPrefix, leader.leaderId(), error,
+                    response.sessionId());
+            } else {
+                failedRequests++;
+                backoffUntilMs = nowMs + config.fetchBackoffMs();
+                LOG.warn("{}Fetch to leader {} answered {}; backing off {} ms", logPrefix, leader.leaderId(), error, config.fetchBackoffMs());
+            }
             return;
         }
         for (FetchResponseData.FetchableTopicResponse topic : response.responses()) {

@@ -2,6 +2,8 @@ package io.strata.server.replica.fetcher;
 
 import io.strata.common.Time;
 import io.strata.protocol.ErrorCode;
+import io.strata.protocol.message.FetchRequestData;
+import io.strata.protocol.message.FetchResponseData;
 import io.strata.protocol.message.ListOffsetsRequestData;
 import io.strata.protocol.message.ListOffsetsResponseData;
 import io.strata.protocol.message.OffsetForLeaderEpochRequestData;
@@ -96,6 +98,92 @@ class ReplicaFetcherRemoteLeaderTest {
     }
 
     @Test
+    void theFetcherKeepsAnIncrementalSessionWithTheLeader() throws Exception {
+        UUID topicId = createTopicAndProduce(12);
+        int leaderEpoch = server.replicaManager().partition(TP).leaderEpoch();
+        InMemoryLog follower = new InMemoryLog(TP, topicId);
+        FailedPartitions failed = new FailedPartitions();
+        Recording leader = new Recording(endpoints.apply(server.nodeId()));
+        try (ReplicaFetcher fetcher = new ReplicaFetcher(0, 7, () -> followerEpoch, leader, ReplicaFetcherConfig.defaults(), failed)) {
+            fetcher.addPartitions(Map.of(TP, new InitialFetchState(topicId, server.nodeId(), leaderEpoch, follower)));
+            pollUntil(fetcher, failed, () -> follower.logEndOffset() == 12 && follower.highWatermark() == 12, "caught up");
+            int caughtUpAt = leader.requests.size();
+            // Idle: the next fetches name the session and carry no partitions (they wait replica.fetch.wait.max.ms on the leader).
+            pollUntil(fetcher, failed, () -> leader.requests.size() >= caughtUpAt + 2, "two idle fetches");
+
+            FetchRequestData first = leader.requests.get(0);
+            assertThat(first.sessionId()).isZero();
+            assertThat(first.sessionEpoch()).as("the first fetch opens a session").isZero();
+            FetchRequestData idle = leader.requests.get(leader.requests.size() - 1);
+            assertThat(idle.sessionId()).as("the leader gave a session").isNotZero();
+            assertThat(idle.sessionEpoch()).isPositive();
+            assertThat(idle.topics()).as("an idle partition is not sent again").isEmpty();
+            assertThat(leader.answers.get(leader.answers.size() - 1).responses()).as("nor answered").isEmpty();
+
+            // New data is still seen through the session: the leader answers the partition with records.
+            produce(3);
+            pollUntil(fetcher, failed, () -> follower.logEndOffset() == 15 && follower.highWatermark() == 15, "the new records");
+            assertThat(fetcher.failedRequests()).isZero();
+            for (int i = 1; i < leader.requests.size(); i++) {
+                assertThat(leader.requests.get(i).sessionId()).as("request %d stays in the session", i).isEqualTo(idle.sessionId());
+                assertThat(leader.requests.get(i).sessionEpoch()).isEqualTo(i);
+            }
+        }
+    }
+
+    private static void pollUntil(ReplicaFetcher fetcher, FailedPartitions failed, java.util.function.BooleanSupplier done, String what) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() > deadline || !failed.partitions().isEmpty()) {
+                fail("not reached: " + what + "; failed " + failed.partitions() + ", states " + fetcher.partitionStates());
+            }
+            long now = Time.SYSTEM.hiResClockMs();
+            long next = fetcher.poll(now);
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(Math.max(0, Math.min(5, next - now))));
+        }
+    }
+
+    /** A leader endpoint that keeps every Fetch it sends and the answers it gets (in order; read after they completed). */
+    private static final class Recording implements LeaderEndpoint {
+        private final LeaderEndpoint delegate;
+        final List<FetchRequestData> requests = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final List<FetchResponseData> answers = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        Recording(LeaderEndpoint delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public int leaderId() {
+            return delegate.leaderId();
+        }
+
+        @Override
+        public java.util.concurrent.CompletableFuture<FetchResponseData> fetch(FetchRequestData request) {
+            requests.add(request);
+            return delegate.fetch(request).thenApply(answer -> {
+                answers.add(answer);
+                return answer;
+            });
+        }
+
+        @Override
+        public java.util.concurrent.CompletableFuture<OffsetForLeaderEpochResponseData> fetchEpochEndOffsets(OffsetForLeaderEpochRequestData request) {
+            return delegate.fetchEpochEndOffsets(request);
+        }
+
+        @Override
+        public java.util.concurrent.CompletableFuture<ListOffsetsResponseData> listOffsets(ListOffsetsRequestData request) {
+            return delegate.listOffsets(request);
+        }
+
+        @Override
+        public void close() {
+            delegate.close();
+        }
+    }
+
+    @Test
     void offsetForLeaderEpochAndListOffsetsAnswerOverTheNetwork() throws Exception {
         createTopicAndProduce(5);
         int leaderEpoch = server.replicaManager().partition(TP).leaderEpoch();
@@ -163,6 +251,11 @@ class ReplicaFetcherRemoteLeaderTest {
             topicId = new UUID(id.getMostSignificantBits(), id.getLeastSignificantBits());
             admin.close(Duration.ofSeconds(5));
         }
+        produce(records);
+        return topicId;
+    }
+
+    private void produce(int records) throws Exception {
         Properties properties = new Properties();
         properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + server.boundPort());
         properties.put(ProducerConfig.ACKS_CONFIG, "1"); // broker 7 fetches only later: acks=all would wait for it
@@ -173,6 +266,5 @@ class ReplicaFetcherRemoteLeaderTest {
                 producer.send(new ProducerRecord<>(TOPIC, 0, null, ("record-" + i).getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
             }
         }
-        return topicId;
     }
 }

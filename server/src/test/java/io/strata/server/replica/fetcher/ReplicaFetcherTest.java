@@ -76,7 +76,7 @@ class ReplicaFetcherTest {
         assertThat(request.minBytes()).isEqualTo(1);
         assertThat(request.maxBytes()).isEqualTo(10_485_760);
         assertThat(request.sessionId()).isZero();
-        assertThat(request.sessionEpoch()).isEqualTo(-1);
+        assertThat(request.sessionEpoch()).as("a full fetch that asks for a session").isEqualTo(0);
         FetchRequestData.FetchPartition partition = request.topics().get(0).partitions().get(0);
         assertThat(request.topics().get(0).topicId()).isEqualTo(TOPIC_ID);
         assertThat(partition.currentLeaderEpoch()).isEqualTo(1);
