@@ -54,7 +54,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Issue 13's "kcat, kafkajs and the Java client all fail over": 3 combined nodes, one-partition
  * topics at RF 3 with min.insync.replicas 2 ({@code __consumer_offsets} at RF 3 too), and a
  * client of each family working while the partition's leader is killed with -9 and then
- * restarted:
+ * restarted (kcat also while the next leader is paused with SIGSTOP past the broker session
+ * timeout, then resumed; not kafkajs: a kafkajs 2 client whose metadata broker stops answering
+ * retries Metadata on that same broker until its retries run out, whatever the broker, since it
+ * neither reconnects nor moves on after a request timeout, tulios/kafkajs#1783):
  * <ul>
  *   <li>kcat (librdkafka), an idempotent acks=all producer fed lines on stdin, must deliver every
  *       line (exit 0) and the log must hold each exactly once, in order, at the offset of its
@@ -124,22 +127,25 @@ class ClientFailoverTest {
     }
 
     @Test
-    void kcatIdempotentProducerDeliversEveryLineOnceInOrderAcrossAKilledAndRestartedLeader() throws Exception {
+    void kcatIdempotentProducerDeliversEveryLineOnceInOrderAcrossAKilledAndAPausedLeader() throws Exception {
         ExternalTools.require("kcat", ExternalTools.onPath("kcat"));
         String topic = "kcat-failover";
         createTopic(topic);
         int victim = leaderOf(topic, -1);
+        // socket.timeout.ms 5 s: a request to a paused leader is given up (and retried, same sequence numbers) before
+        // message.timeout.ms runs out; librdkafka's default of 60 s would outlast it.
         List<String> command = List.of("kcat", "-P", "-b", cluster.bootstrapServers(), "-t", topic, "-p", "0",
-            "-X", "acks=all", "-X", "enable.idempotence=true", "-X", "message.timeout.ms=60000",
-            "-X", "retry.backoff.ms=100", "-X", "reconnect.backoff.max.ms=500",
+            "-X", "acks=all", "-X", "enable.idempotence=true", "-X", "message.timeout.ms=90000",
+            "-X", "socket.timeout.ms=5000", "-X", "retry.backoff.ms=100", "-X", "reconnect.backoff.max.ms=500",
             "-vv"); // verbosity 3: one delivery report line per message on stderr
-        AtomicBoolean restarted = new AtomicBoolean();
+        AtomicInteger feedLimit = new AtomicInteger(KCAT_LINES / 2);
         AtomicReference<Throwable> feederFailure = new AtomicReference<>();
         ScheduledExecutorService feeder = Executors.newSingleThreadScheduledExecutor();
         try (ClientProcess kcat = ClientProcess.start("kcat", command)) {
-            // The second half of the lines waits for the restart, so that the restarted replica catches up under load.
+            // Lines are held back at each fault, so that every phase (the restarted replica catching up, the paused leader's
+            // partition moving) happens under load.
             AtomicInteger written = new AtomicInteger();
-            feeder.scheduleAtFixedRate(() -> feedKcat(kcat, written, restarted, feederFailure), 0, KCAT_FEED_PERIOD_MS, TimeUnit.MILLISECONDS);
+            feeder.scheduleAtFixedRate(() -> feedKcat(kcat, written, feedLimit, feederFailure), 0, KCAT_FEED_PERIOD_MS, TimeUnit.MILLISECONDS);
 
             awaitKcatDeliveries(kcat, KCAT_LINES / 4, feederFailure, "a quarter of the lines delivered before the fault");
             long killedAt = System.nanoTime();
@@ -148,7 +154,22 @@ class ClientFailoverTest {
             System.out.printf("kcat: killed leader %d after %d deliveries; node %d leads after %d ms%n", victim,
                 kcatDeliveries(kcat).size(), newLeader, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt));
             cluster.node(victim).start();
-            restarted.set(true);
+            feedLimit.set(KCAT_LINES * 3 / 4);
+
+            awaitKcatDeliveries(kcat, KCAT_LINES * 5 / 8, feederFailure, "lines delivered after the restart of node " + victim);
+            awaitFullIsr(topic);
+            int paused = leaderOf(topic, -1);
+            long pausedAt = System.nanoTime();
+            cluster.node(paused).pause();
+            try {
+                feedLimit.set(KCAT_LINES);
+                int next = leaderOf(topic, paused);
+                System.out.printf("kcat: paused leader %d (SIGSTOP) after %d deliveries; node %d leads after %d ms%n", paused,
+                    kcatDeliveries(kcat).size(), next, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - pausedAt));
+                awaitKcatDeliveries(kcat, KCAT_LINES * 7 / 8, feederFailure, "lines delivered while leader " + paused + " is paused");
+            } finally {
+                cluster.node(paused).resume();
+            }
 
             awaitKcatDeliveries(kcat, KCAT_LINES, feederFailure, "every line delivered");
             kcat.awaitCleanExit(Duration.ofSeconds(60));
@@ -163,22 +184,22 @@ class ClientFailoverTest {
             // librdkafka reports an idempotent producer's deliveries of a partition in send order.
             assertThat(log).extracting(ConsumerRecord::offset).as("offsets in kcat's delivery reports, in report order")
                 .containsExactlyElementsOf(reported);
-            System.out.printf("kcat: %d lines delivered once each across kill -9 and restart of leader %d%n", log.size(), victim);
+            System.out.printf("kcat: %d lines delivered once each across kill -9 and restart of leader %d and SIGSTOP of leader %d%n",
+                log.size(), victim, paused);
         } finally {
             feeder.shutdownNow();
         }
     }
 
-    /** One tick of kcat's stdin: the next lines (up to half of them until the victim restarted); closes stdin after the last. */
-    private static void feedKcat(ClientProcess kcat, AtomicInteger written, AtomicBoolean restarted, AtomicReference<Throwable> failure) {
+    /** One tick of kcat's stdin: the next lines, up to {@code limit}; closes stdin after the last. */
+    private static void feedKcat(ClientProcess kcat, AtomicInteger written, AtomicInteger limit, AtomicReference<Throwable> failure) {
         if (failure.get() != null || written.get() == KCAT_LINES) {
             return;
         }
         try {
-            int limit = restarted.get() ? KCAT_LINES : KCAT_LINES / 2;
             StringBuilder lines = new StringBuilder();
             int next = written.get();
-            while (next < Math.min(limit, written.get() + KCAT_LINES_PER_FEED)) {
+            while (next < Math.min(limit.get(), written.get() + KCAT_LINES_PER_FEED)) {
                 lines.append(kcatLine(next++)).append('\n');
             }
             kcat.write(lines.toString());
@@ -242,6 +263,7 @@ class ClientFailoverTest {
             cluster.node(victim).start();
             int afterRestart = kafkajsAcks(kafkajs).size();
             awaitKafkajsAcks(kafkajs, afterRestart + PROGRESS_PER_PHASE, "acknowledgements after the restart of node " + victim);
+
             kafkajs.closeInput();
             kafkajs.awaitCleanExit(Duration.ofSeconds(60));
 
@@ -279,10 +301,14 @@ class ClientFailoverTest {
     }
 
     private static void awaitKafkajsAcks(ClientProcess kafkajs, int atLeast, String what) throws InterruptedException {
-        ClusterHarness.waitUntil(() -> {
-            kafkajs.requireNotFailed();
-            return kafkajsAcks(kafkajs).size() >= atLeast;
-        }, DEADLINE, what + " (" + atLeast + " acknowledged messages from kafkajs)");
+        try {
+            ClusterHarness.waitUntil(() -> {
+                kafkajs.requireNotFailed();
+                return kafkajsAcks(kafkajs).size() >= atLeast;
+            }, DEADLINE, what + " (" + atLeast + " acknowledged messages from kafkajs)");
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; kafkajs's stderr:\n" + kafkajs.stderrTail(), e);
+        }
     }
 
     @ParameterizedTest(name = "group.protocol={0}")
