@@ -25,6 +25,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -52,15 +54,19 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Issue 13's "kcat, kafkajs and the Java client all fail over": 3 combined nodes, one-partition
  * topics at RF 3 with min.insync.replicas 2 ({@code __consumer_offsets} at RF 3 too), and a
  * client of each family working while the partition's leader is killed with -9 and then
- * restarted:
+ * restarted (kcat also while the next leader is paused with SIGSTOP past the broker session
+ * timeout, then resumed; not kafkajs: a kafkajs 2 client whose metadata broker stops answering
+ * retries Metadata on that same broker until its retries run out, whatever the broker, since it
+ * neither reconnects nor moves on after a request timeout, tulios/kafkajs#1783):
  * <ul>
  *   <li>kcat (librdkafka), an idempotent acks=all producer fed lines on stdin, must deliver every
  *       line (exit 0) and the log must hold each exactly once, in order, at the offset of its
  *       delivery report;</li>
  *   <li>kafkajs, an idempotent producer (acks -1, one request in flight) printing each
  *       acknowledged offset, must find each acknowledged message exactly once at that offset;</li>
- *   <li>a Java consumer in a classic-protocol group keeps receiving across the failover: no gap, no
- *       duplicate, and no rebalance (the one member keeps its assignment).</li>
+ *   <li>a Java consumer in a group of either protocol (classic, and KIP-848's consumer protocol)
+ *       keeps receiving across the failover of its partition's leader and its group coordinator: no
+ *       gap, no duplicate, and no rebalance (the one member keeps its assignment).</li>
  * </ul>
  * One cluster serves the class; each test leaves every node running with a full ISR, and the
  * next one restarts any node a failed test left dead.
@@ -121,22 +127,25 @@ class ClientFailoverTest {
     }
 
     @Test
-    void kcatIdempotentProducerDeliversEveryLineOnceInOrderAcrossAKilledAndRestartedLeader() throws Exception {
+    void kcatIdempotentProducerDeliversEveryLineOnceInOrderAcrossAKilledAndAPausedLeader() throws Exception {
         ExternalTools.require("kcat", ExternalTools.onPath("kcat"));
         String topic = "kcat-failover";
         createTopic(topic);
         int victim = leaderOf(topic, -1);
+        // socket.timeout.ms 5 s: a request to a paused leader is given up (and retried, same sequence numbers) before
+        // message.timeout.ms runs out; librdkafka's default of 60 s would outlast it.
         List<String> command = List.of("kcat", "-P", "-b", cluster.bootstrapServers(), "-t", topic, "-p", "0",
-            "-X", "acks=all", "-X", "enable.idempotence=true", "-X", "message.timeout.ms=60000",
-            "-X", "retry.backoff.ms=100", "-X", "reconnect.backoff.max.ms=500",
+            "-X", "acks=all", "-X", "enable.idempotence=true", "-X", "message.timeout.ms=90000",
+            "-X", "socket.timeout.ms=5000", "-X", "retry.backoff.ms=100", "-X", "reconnect.backoff.max.ms=500",
             "-vv"); // verbosity 3: one delivery report line per message on stderr
-        AtomicBoolean restarted = new AtomicBoolean();
+        AtomicInteger feedLimit = new AtomicInteger(KCAT_LINES / 2);
         AtomicReference<Throwable> feederFailure = new AtomicReference<>();
         ScheduledExecutorService feeder = Executors.newSingleThreadScheduledExecutor();
         try (ClientProcess kcat = ClientProcess.start("kcat", command)) {
-            // The second half of the lines waits for the restart, so that the restarted replica catches up under load.
+            // Lines are held back at each fault, so that every phase (the restarted replica catching up, the paused leader's
+            // partition moving) happens under load.
             AtomicInteger written = new AtomicInteger();
-            feeder.scheduleAtFixedRate(() -> feedKcat(kcat, written, restarted, feederFailure), 0, KCAT_FEED_PERIOD_MS, TimeUnit.MILLISECONDS);
+            feeder.scheduleAtFixedRate(() -> feedKcat(kcat, written, feedLimit, feederFailure), 0, KCAT_FEED_PERIOD_MS, TimeUnit.MILLISECONDS);
 
             awaitKcatDeliveries(kcat, KCAT_LINES / 4, feederFailure, "a quarter of the lines delivered before the fault");
             long killedAt = System.nanoTime();
@@ -145,7 +154,22 @@ class ClientFailoverTest {
             System.out.printf("kcat: killed leader %d after %d deliveries; node %d leads after %d ms%n", victim,
                 kcatDeliveries(kcat).size(), newLeader, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt));
             cluster.node(victim).start();
-            restarted.set(true);
+            feedLimit.set(KCAT_LINES * 3 / 4);
+
+            awaitKcatDeliveries(kcat, KCAT_LINES * 5 / 8, feederFailure, "lines delivered after the restart of node " + victim);
+            awaitFullIsr(topic);
+            int paused = leaderOf(topic, -1);
+            long pausedAt = System.nanoTime();
+            cluster.node(paused).pause();
+            try {
+                feedLimit.set(KCAT_LINES);
+                int next = leaderOf(topic, paused);
+                System.out.printf("kcat: paused leader %d (SIGSTOP) after %d deliveries; node %d leads after %d ms%n", paused,
+                    kcatDeliveries(kcat).size(), next, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - pausedAt));
+                awaitKcatDeliveries(kcat, KCAT_LINES * 7 / 8, feederFailure, "lines delivered while leader " + paused + " is paused");
+            } finally {
+                cluster.node(paused).resume();
+            }
 
             awaitKcatDeliveries(kcat, KCAT_LINES, feederFailure, "every line delivered");
             kcat.awaitCleanExit(Duration.ofSeconds(60));
@@ -160,22 +184,22 @@ class ClientFailoverTest {
             // librdkafka reports an idempotent producer's deliveries of a partition in send order.
             assertThat(log).extracting(ConsumerRecord::offset).as("offsets in kcat's delivery reports, in report order")
                 .containsExactlyElementsOf(reported);
-            System.out.printf("kcat: %d lines delivered once each across kill -9 and restart of leader %d%n", log.size(), victim);
+            System.out.printf("kcat: %d lines delivered once each across kill -9 and restart of leader %d and SIGSTOP of leader %d%n",
+                log.size(), victim, paused);
         } finally {
             feeder.shutdownNow();
         }
     }
 
-    /** One tick of kcat's stdin: the next lines (up to half of them until the victim restarted); closes stdin after the last. */
-    private static void feedKcat(ClientProcess kcat, AtomicInteger written, AtomicBoolean restarted, AtomicReference<Throwable> failure) {
+    /** One tick of kcat's stdin: the next lines, up to {@code limit}; closes stdin after the last. */
+    private static void feedKcat(ClientProcess kcat, AtomicInteger written, AtomicInteger limit, AtomicReference<Throwable> failure) {
         if (failure.get() != null || written.get() == KCAT_LINES) {
             return;
         }
         try {
-            int limit = restarted.get() ? KCAT_LINES : KCAT_LINES / 2;
             StringBuilder lines = new StringBuilder();
             int next = written.get();
-            while (next < Math.min(limit, written.get() + KCAT_LINES_PER_FEED)) {
+            while (next < Math.min(limit.get(), written.get() + KCAT_LINES_PER_FEED)) {
                 lines.append(kcatLine(next++)).append('\n');
             }
             kcat.write(lines.toString());
@@ -239,6 +263,7 @@ class ClientFailoverTest {
             cluster.node(victim).start();
             int afterRestart = kafkajsAcks(kafkajs).size();
             awaitKafkajsAcks(kafkajs, afterRestart + PROGRESS_PER_PHASE, "acknowledgements after the restart of node " + victim);
+
             kafkajs.closeInput();
             kafkajs.awaitCleanExit(Duration.ofSeconds(60));
 
@@ -276,15 +301,20 @@ class ClientFailoverTest {
     }
 
     private static void awaitKafkajsAcks(ClientProcess kafkajs, int atLeast, String what) throws InterruptedException {
-        ClusterHarness.waitUntil(() -> {
-            kafkajs.requireNotFailed();
-            return kafkajsAcks(kafkajs).size() >= atLeast;
-        }, DEADLINE, what + " (" + atLeast + " acknowledged messages from kafkajs)");
+        try {
+            ClusterHarness.waitUntil(() -> {
+                kafkajs.requireNotFailed();
+                return kafkajsAcks(kafkajs).size() >= atLeast;
+            }, DEADLINE, what + " (" + atLeast + " acknowledged messages from kafkajs)");
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; kafkajs's stderr:\n" + kafkajs.stderrTail(), e);
+        }
     }
 
-    @Test
-    void classicGroupConsumerKeepsReceivingWithoutGapOrDuplicateWhileItsPartitionsLeaderIsKilled() throws Exception {
-        String topic = "group-failover";
+    @ParameterizedTest(name = "group.protocol={0}")
+    @ValueSource(strings = {"classic", "consumer"})
+    void groupConsumerKeepsReceivingWithoutGapOrDuplicateWhileItsPartitionsLeaderIsKilled(String protocol) throws Exception {
+        String topic = "group-failover-" + protocol;
         createTopic(topic);
         int victim = leaderOf(topic, -1);
         // The group's coordinator on the victim too: one kill -9 moves both the partition and the group.
@@ -296,7 +326,7 @@ class ClientFailoverTest {
         AtomicBoolean producing = new AtomicBoolean(true);
         AtomicBoolean consuming = new AtomicBoolean(true);
         Thread producer = new Thread(() -> produce(topic, acked, producing, fatal), "failover-producer");
-        Thread consumer = new Thread(() -> consume(topic, group, received, rebalances, consuming, fatal), "failover-consumer");
+        Thread consumer = new Thread(() -> consume(protocol, topic, group, received, rebalances, consuming, fatal), "failover-consumer");
         producer.start();
         consumer.start();
         try {
@@ -360,6 +390,14 @@ class ClientFailoverTest {
     private String groupCoordinatedBy(int node) throws Exception {
         ClusterHarness.waitUntil(() -> admin.describeConsumerGroups(List.of("warm-up")).all().get(10, TimeUnit.SECONDS) != null,
             DEADLINE, "a group coordinator answers (__consumer_offsets exists)");
+        // An earlier test's kill and restart moved leaders off the restarted node: put the preferred replicas back in front
+        // (kafka-leader-election --election-type PREFERRED), so that every node leads some partition of __consumer_offsets.
+        ClusterHarness.waitUntil(() -> describe("__consumer_offsets").partitions().stream()
+            .allMatch(info -> info.isr().size() == info.replicas().size()), DEADLINE, "__consumer_offsets fully replicated");
+        admin.electLeaders(org.apache.kafka.common.ElectionType.PREFERRED, null).partitions().get(30, TimeUnit.SECONDS);
+        ClusterHarness.waitUntil(() -> describe("__consumer_offsets").partitions().stream()
+            .allMatch(info -> info.leader() != null && info.leader().id() == info.replicas().get(0).id()), DEADLINE,
+            "the preferred replicas lead __consumer_offsets");
         Map<Integer, Integer> leaders = new java.util.TreeMap<>();
         ClusterHarness.waitUntil(() -> {
             leaders.clear();
@@ -412,14 +450,20 @@ class ClientFailoverTest {
         }
     }
 
-    /** A classic-protocol group member reading {@code topic} until told to stop; commits its position once at the end. */
-    private void consume(String topic, String group, List<Acked> received, List<String> rebalances, AtomicBoolean running,
+    /**
+     * A group member of the given protocol reading {@code topic} until told to stop; commits its
+     * position once at the end. The consumer protocol (KIP-848) takes its session timeout and
+     * heartbeat interval from the broker (group.consumer.*), the classic one from the client.
+     */
+    private void consume(String protocol, String topic, String group, List<Acked> received, List<String> rebalances, AtomicBoolean running,
                          AtomicReference<Throwable> fatal) {
         Properties properties = ClusterHarness.clientProperties(cluster.bootstrapServers());
         properties.put(ConsumerConfig.GROUP_ID_CONFIG, group);
-        properties.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
-        properties.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "15000");
-        properties.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
+        properties.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        if (protocol.equals("classic")) {
+            properties.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "15000");
+            properties.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
+        }
         properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         properties.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "500");
@@ -436,7 +480,9 @@ class ClientFailoverTest {
 
                 @Override
                 public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-                    rebalances.add("assigned " + partitions);
+                    if (!partitions.isEmpty()) {
+                        rebalances.add("assigned " + partitions); // the consumer protocol may first report an empty assignment
+                    }
                 }
 
                 @Override
