@@ -33,7 +33,11 @@ import java.util.function.IntPredicate;
  *       with no contact for {@code disconnectFenceMs} after that is expired as if its session had
  *       ended (a killed process closes its sockets at once, a live one reconnects and heartbeats
  *       within the grace). Any contact clears the suspicion; a close of an older connection does
- *       nothing. A grace of 0 turns the fast path off: only sessions expire, as in Kafka.</li>
+ *       nothing. A broker never heard from since its session started (after a controller
+ *       failover: a broker killed with the old controller) has no connection here to close: a
+ *       probe of its listener that is refused makes it suspect the same way
+ *       ({@link #refusedConnection}). A grace of 0 turns the fast path off: only sessions expire,
+ *       as in Kafka.</li>
  *   <li>A controller that becomes active starts every registered broker on a full session from
  *       then with {@link #resetAll}, whether or not the broker has heartbeated to it
  *       (KAFKA-13841: brokers registered before the failover and never heard from again were
@@ -54,6 +58,8 @@ public final class BrokerHeartbeatManager {
         Object lastConnection;
         /** When the latest contact's connection closed; {@link #NOT_SUSPECT} while the broker is not suspect. */
         long suspectSinceMs = NOT_SUSPECT;
+        /** Whether any contact came since this session started (registration, or this controller becoming active). */
+        boolean heard;
 
         Session(long lastContactMs, long catchUpTargetOffset) {
             this.lastContactMs = lastContactMs;
@@ -93,6 +99,42 @@ public final class BrokerHeartbeatManager {
         session.reportedExpired = false;
         session.lastConnection = connection;
         session.suspectSinceMs = NOT_SUSPECT;
+        session.heard = true;
+    }
+
+    /**
+     * The registered brokers among {@code candidates} not heard from since their session started
+     * and not suspect: those a {@link #refusedConnection} probe may find dead, in ascending id
+     * order. After a controller failover every broker is unheard until its first heartbeat
+     * reaches the new controller, and no connection of a killed broker will ever close here.
+     */
+    public List<Integer> unheard(IntPredicate candidates) {
+        List<Integer> unheard = new ArrayList<>();
+        sessions.forEach((id, session) -> {
+            if (!session.heard && session.suspectSinceMs == NOT_SUSPECT && candidates.test(id)) {
+                unheard.add(id);
+            }
+        });
+        unheard.sort(null);
+        return unheard;
+    }
+
+    /**
+     * A probe found the broker's advertised listener refusing connections at {@code nowMs} (a
+     * killed process's port is closed at once; a paused or busy one still accepts): a broker not
+     * heard from since its session started becomes suspect from then, as if its heartbeat
+     * connection had closed (the same grace applies). A broker heard from is left alone (its
+     * heartbeat connection is watched instead), and so is one already suspect.
+     *
+     * @return true if the broker became suspect
+     */
+    public boolean refusedConnection(int brokerId, long nowMs) {
+        Session session = sessionOrThrow(brokerId, "note a refused connection of");
+        if (session.heard || session.suspectSinceMs != NOT_SUSPECT) {
+            return false;
+        }
+        session.suspectSinceMs = nowMs;
+        return true;
     }
 
     /**

@@ -617,6 +617,58 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
         }
     }
 
+    /**
+     * The unfenced brokers (other than this node) that this active controller has not heard from
+     * since it became active or they registered: candidates for a reachability probe (the
+     * dead-broker fast path after a controller failover, when a broker killed together with the
+     * old controller has no heartbeat connection here to close). Empty when not active or with
+     * {@code strata.broker.disconnect.fence.ms} 0. Any thread; computed on the controller thread.
+     */
+    public CompletableFuture<List<BrokerRegistration>> unheardBrokers() {
+        if (settings.disconnectFenceMs() == 0) {
+            return CompletableFuture.completedFuture(List.of());
+        }
+        return CompletableFuture.supplyAsync(() -> {
+            if (!isActive()) {
+                return List.<BrokerRegistration>of();
+            }
+            MetadataImage image = image();
+            return heartbeats.unheard(id -> {
+                BrokerRegistration broker = image.brokers().get(id);
+                return id != settings.nodeId() && broker != null && !broker.fenced();
+            }).stream().map(id -> image.brokers().get(id)).toList();
+        }, thread);
+    }
+
+    /**
+     * A probe found the listener of broker {@code brokerId} (registered with {@code brokerEpoch})
+     * refusing connections: if this active controller has not heard from it since it became
+     * active, the broker is suspect and fenced unless it heartbeats within
+     * {@code strata.broker.disconnect.fence.ms}, as when a heartbeat connection closes. Ignored
+     * for another registration, a broker heard from, or a controller that is not active. Any
+     * thread; the work runs on the controller thread.
+     */
+    public void brokerRefusedConnection(int brokerId, long brokerEpoch) {
+        long graceMs = settings.disconnectFenceMs();
+        if (graceMs == 0) {
+            return;
+        }
+        try {
+            thread.execute(() -> {
+                BrokerRegistration broker = image().brokers().get(brokerId);
+                if (!isActive() || broker == null || broker.epoch() != brokerEpoch || broker.fenced()
+                    || !heartbeats.isRegistered(brokerId) || !heartbeats.refusedConnection(brokerId, time.milliseconds())) {
+                    return;
+                }
+                LOG.info("Broker {} (epoch {}) is suspect: not heard from since this controller became active, and its listener refuses"
+                    + " connections; fenced unless it heartbeats within {} ms", brokerId, brokerEpoch, graceMs);
+                thread.schedule(this::checkSessionsLogged, graceMs + 1, TimeUnit.MILLISECONDS);
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            LOG.debug("Node {}: closed; the refused connection of broker {} is not tracked", settings.nodeId(), brokerId);
+        }
+    }
+
     private void checkSessionsLogged() {
         try {
             fenceExpiredSessions();

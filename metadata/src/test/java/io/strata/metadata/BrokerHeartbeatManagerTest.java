@@ -218,4 +218,26 @@ class BrokerHeartbeatManagerTest {
         assertThatThrownBy(() -> manager.expired(nowMs, SESSION_TIMEOUT_MS, -1, id -> true)).isInstanceOf(IllegalArgumentException.class)
             .hasMessage("disconnectFenceMs must be 0 (off) or positive: disconnectFenceMs=-1");
     }
+
+    @Test
+    void aRefusedProbeMakesOnlyAnUnheardBrokerSuspect() {
+        long graceMs = 1_000;
+        assertThat(manager.unheard(id -> true)).containsExactly(1, 2, 3);
+        manager.touch(1, nowMs, "conn-1");
+        assertThat(manager.unheard(id -> id != 3)).as("heard from, or not a candidate").containsExactly(2);
+
+        assertThat(manager.refusedConnection(1, nowMs)).as("heard from: its connection is watched instead").isFalse();
+        assertThat(manager.refusedConnection(2, nowMs)).isTrue();
+        assertThat(manager.refusedConnection(2, nowMs + 500)).as("already suspect: the first time stands").isFalse();
+        assertThat(manager.isSuspect(2)).isTrue();
+        assertThat(manager.unheard(id -> true)).as("suspect brokers are not probed again").containsExactly(3);
+
+        nowMs += graceMs;
+        assertThat(manager.expired(nowMs, SESSION_TIMEOUT_MS, graceMs, id -> true)).isEmpty();
+        nowMs += 1;
+        assertThat(manager.expired(nowMs, SESSION_TIMEOUT_MS, graceMs, id -> true)).containsExactly(2);
+
+        manager.resetAll(List.of(1, 2, 3), nowMs, 100);
+        assertThat(manager.unheard(id -> true)).as("a new active controller has heard from nobody").containsExactly(1, 2, 3);
+    }
 }

@@ -56,6 +56,11 @@ class DisconnectFencingControllerTest {
 
     @BeforeEach
     void start() throws Exception {
+        open();
+    }
+
+    /** Opens the log, the loader, the controller and the one-voter quorum over {@code dir} (again after {@link #closeAll}). */
+    private void open() throws Exception {
         Path metadataDir = dir.resolve("__cluster_metadata-0");
         log = UnifiedLog.load(metadataDir, new TopicPartition("__cluster_metadata", 0),
             LogConfig.of(Map.of(), Map.of(LogConfig.RETENTION_MS, "-1", LogConfig.RETENTION_BYTES, "-1")), time, scheduler,
@@ -72,11 +77,15 @@ class DisconnectFencingControllerTest {
 
     @AfterEach
     void stop() throws Exception {
+        closeAll();
+        scheduler.shutdownNow();
+    }
+
+    private void closeAll() throws Exception {
         quorum.close();
         controller.close();
         loader.close();
         log.close();
-        scheduler.shutdownNow();
     }
 
     private static void waitUntil(BooleanSupplier condition, String what) throws InterruptedException {
@@ -134,5 +143,52 @@ class DisconnectFencingControllerTest {
         assertThat(time.milliseconds() - closedAtMs).as("long before the session would have ended").isLessThan(SESSION_MS);
 
         assertThat(heartbeat(2, epoch2, "conn-5").isFenced()).as("broker 2 is back, unfenced once caught up").isFalse();
+    }
+
+    @Test
+    void afterAFailoverABrokerNeverHeardFromWhoseListenerRefusesConnectionsIsFencedAfterTheGrace() throws Exception {
+        long epoch2 = register(2);
+        assertThat(heartbeat(2, epoch2, "conn-2").isFenced()).isFalse();
+        long epoch3 = register(3);
+        assertThat(heartbeat(3, epoch3, "conn-3").isFenced()).isFalse();
+        assertThat(controller.unheardBrokers().get(10, TimeUnit.SECONDS)).as("both heartbeated to this controller").isEmpty();
+        long offset = loader.nextOffset();
+
+        // A new active controller (this node again, over the same log): no broker has heartbeated to it yet.
+        closeAll();
+        open();
+        waitUntil(() -> loader.nextOffset() >= offset && !loader.image().brokers().isEmpty(), "the image is replayed");
+        assertThat(controller.unheardBrokers().get(10, TimeUnit.SECONDS)).extracting(BrokerRegistration::id).containsExactly(2, 3);
+
+        // Broker 3 heartbeats; broker 2 (killed with the old controller) never will, and its listener refuses connections.
+        assertThat(heartbeat(3, epoch3, "conn-4").isFenced()).isFalse();
+        assertThat(controller.unheardBrokers().get(10, TimeUnit.SECONDS)).extracting(BrokerRegistration::id).containsExactly(2);
+        controller.brokerRefusedConnection(3, epoch3); // heard from: ignored
+        controller.brokerRefusedConnection(2, epoch2 + 1); // another registration: ignored
+        controller.brokerRefusedConnection(2, epoch2);
+        assertThat(controller.unheardBrokers().get(10, TimeUnit.SECONDS)).as("suspect now, not probed again").isEmpty();
+        time.advance(GRACE_MS);
+        assertThat(heartbeat(3, epoch3, "conn-4").isFenced()).isFalse();
+        assertThat(loader.image().brokers().get(2).fenced()).as("not before the grace ends").isFalse();
+        time.advance(1);
+        waitUntil(() -> loader.image().brokers().get(2).fenced(), "broker 2 is fenced one grace after the refused probe");
+        assertThat(loader.image().brokers().get(3).fenced()).as("the broker that heartbeated stays").isFalse();
+    }
+
+    @Test
+    void aBrokerThatHeartbeatsWithinTheGraceAfterARefusedProbeIsNotFenced() throws Exception {
+        long epoch2 = register(2);
+        assertThat(heartbeat(2, epoch2, "conn-2").isFenced()).isFalse();
+        long offset = loader.nextOffset();
+        closeAll();
+        open();
+        waitUntil(() -> loader.nextOffset() >= offset && !loader.image().brokers().isEmpty(), "the image is replayed");
+
+        controller.brokerRefusedConnection(2, epoch2); // e.g. restarting its listener
+        time.advance(GRACE_MS);
+        assertThat(heartbeat(2, epoch2, "conn-3").isFenced()).isFalse();
+        time.advance(GRACE_MS + 1);
+        controller.unheardBrokers().get(10, TimeUnit.SECONDS); // a round trip through the controller thread
+        assertThat(loader.image().brokers().get(2).fenced()).isFalse();
     }
 }

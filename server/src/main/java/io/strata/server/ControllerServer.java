@@ -22,6 +22,7 @@ import io.strata.server.config.ServerConfig;
 final class ControllerServer {
     private final SharedServer shared;
     private volatile QuorumController controller;
+    private volatile io.strata.server.cluster.BrokerReachabilityProbe reachabilityProbe;
 
     ControllerServer(SharedServer shared) {
         this.shared = shared;
@@ -49,9 +50,21 @@ final class ControllerServer {
             standalone ? metadata::whenApplied : offset -> java.util.concurrent.CompletableFuture.completedFuture(null));
     }
 
-    /** Starts the controller on the quorum (it becomes active when this node leads). */
+    /** How often the brokers a new active controller has not heard from are probed (the dead-broker fast path after a failover). */
+    static final long REACHABILITY_PROBE_INTERVAL_MS = 500;
+
+    /**
+     * Starts the controller on the quorum (it becomes active when this node leads) and, on a
+     * cluster node with {@code strata.broker.disconnect.fence.ms} on, the probe of brokers not yet
+     * heard from after a failover.
+     */
     void start(RaftNode quorum) {
         controller.start(quorum);
+        ServerConfig config = shared.config();
+        if (!config.isStandaloneDefault() && config.getInt(ServerConfig.STRATA_BROKER_DISCONNECT_FENCE_MS) > 0) {
+            reachabilityProbe = io.strata.server.cluster.BrokerReachabilityProbe.start(controller, config.nodeId(),
+                REACHABILITY_PROBE_INTERVAL_MS);
+        }
     }
 
     /**
@@ -79,6 +92,10 @@ final class ControllerServer {
     }
 
     void close() throws Exception {
+        io.strata.server.cluster.BrokerReachabilityProbe probe = reachabilityProbe;
+        if (probe != null) {
+            probe.close();
+        }
         QuorumController current = controller;
         if (current != null) {
             current.close();
