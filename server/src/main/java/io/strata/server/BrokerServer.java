@@ -119,6 +119,7 @@ final class BrokerServer {
         fetchPurgatory.setBackgroundErrors(backgroundErrors);
         replicaManager = new ReplicaManager(nodeId, logManager, topicDefaults, time, producePurgatory, fetchPurgatory);
         replicaManager.setTopicMetrics(shared.metrics().topicMetrics());
+        replicaManager.setReplicaSelector(config.replicaSelector());
         replicaManager.setBackgroundErrors(backgroundErrors);
         replicaManager.startIsrShrinkTask(config.getLong(ServerConfig.REPLICA_LAG_TIME_MAX_MS));
         startReplication(config, controllerApi, metadata, logManager, time, backgroundErrors);

@@ -47,6 +47,12 @@ final class InProcessCluster implements AutoCloseable {
      * offsets.topic.num.partitions}); closes the ones that started if any fails.
      */
     static InProcessCluster start(Path dir, int nodes, Map<String, String> overrides) throws Exception {
+        return start(dir, nodes, overrides, id -> Map.of());
+    }
+
+    /** {@link #start(Path, int, Map)} with {@code perNode.apply(id)} over each node's settings (e.g. its {@code broker.rack}). */
+    static InProcessCluster start(Path dir, int nodes, Map<String, String> overrides,
+                                  java.util.function.IntFunction<Map<String, String>> perNode) throws Exception {
         List<Integer> controllerPorts = new ArrayList<>();
         for (int id = 1; id <= nodes; id++) {
             controllerPorts.add(freePort());
@@ -76,6 +82,7 @@ final class InProcessCluster implements AutoCloseable {
             // The nodes of a test stop together: a controlled shutdown would wait for a quorum that is stopping as well.
             properties.put("controlled.shutdown.enable", "false");
             properties.putAll(overrides);
+            properties.putAll(perNode.apply(id));
             cluster.servers.add(new StrataServer(ServerConfig.fromMap(properties), Time.SYSTEM));
         }
         ExecutorService starters = Executors.newFixedThreadPool(nodes);

@@ -68,6 +68,8 @@ public final class ClusterHarness implements AutoCloseable {
     private final Path dir;
     private final String clusterId;
     private final Map<String, String> overrides;
+    /** Settings of single nodes (e.g. {@code broker.rack}), applied over {@link #overrides}. */
+    private final Map<Integer, Map<String, String>> nodeOverrides = new java.util.concurrent.ConcurrentHashMap<>();
     private final Map<Integer, Node> nodes = new TreeMap<>();
     /** KIP-853: controller.quorum.bootstrap.servers instead of voters; node 1 formatted --standalone, the other controllers --no-initial-controllers. */
     private boolean dynamic;
@@ -123,6 +125,18 @@ public final class ClusterHarness implements AutoCloseable {
         ClusterHarness harness = split(dir, controllers, brokers, Map.of());
         harness.dynamic = true;
         return harness;
+    }
+
+    /**
+     * Settings for node {@code id} only, over the cluster-wide overrides (e.g. its {@code broker.rack});
+     * they take effect at the node's next (re)start.
+     */
+    public ClusterHarness nodeConfig(int id, Map<String, String> settings) {
+        if (!nodes.containsKey(id)) {
+            throw new IllegalArgumentException("no node " + id + " in the cluster: nodes=" + nodes.keySet());
+        }
+        nodeOverrides.put(id, Map.copyOf(settings));
+        return this;
     }
 
     /** Starts every node and waits until all of them report ready; on failure the exception carries every node's log tail. */
@@ -448,6 +462,7 @@ public final class ClusterHarness implements AutoCloseable {
             config.put("transaction.state.log.min.isr", "1");
             config.put("group.initial.rebalance.delay.ms", "0");
             config.putAll(overrides);
+            config.putAll(nodeOverrides.getOrDefault(id, Map.of()));
             return config;
         }
 

@@ -48,6 +48,8 @@
  * kcat), {@code DynamicQuorumClusterTest} (controllers added to a standalone quorum with
  * Admin.addRaftVoter, kafka-metadata-quorum, kill -9 of the first leader, removeRaftVoter),
  * {@code ClientFailoverTest} (kcat, kafkajs and a classic-group Java consumer across kill -9 and
- * restart of an RF 3 partition's leader; third-party clients run through {@code ClientProcess}).
+ * restart of an RF 3 partition's leader; third-party clients run through {@code ClientProcess}),
+ * {@code FollowerFetchingClusterTest} (KIP-392: racked nodes, kcat and a Java consumer with
+ * {@code client.rack} read from their rack's follower, also while the leader is SIGSTOPped).
  */
 package io.strata.it.cluster;

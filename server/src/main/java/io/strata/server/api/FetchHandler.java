@@ -7,6 +7,7 @@ import io.strata.protocol.message.FetchRequestData;
 import io.strata.protocol.message.FetchResponseData;
 import io.strata.server.config.ServerConfig;
 import io.strata.server.network.Request;
+import io.strata.server.replica.ClientMetadata;
 import io.strata.server.replica.FetchParams;
 import io.strata.server.replica.FetchPartitionData;
 import io.strata.server.replica.PartitionFetchInfo;
@@ -33,6 +34,10 @@ import java.util.Map;
  * broker does not lead is answered NOT_LEADER_OR_FOLLOWER (UNKNOWN_TOPIC_OR_PARTITION /
  * UNKNOWN_TOPIC_ID if the cluster has no such partition); that and FENCED_LEADER_EPOCH carry the
  * current leader from v12 and the leaders' endpoints from v16 (KIP-951).
+ *
+ * <p>Follower fetching (KIP-392): a consumer's Fetch v11+ carries its rack and may be read by a
+ * follower (up to the follower's high watermark or last stable offset); on the leader, a
+ * configured {@code replica.selector.class} may answer PreferredReadReplica instead of records.
  */
 final class FetchHandler implements ApiHandler {
     private final BrokerContext context;
@@ -114,8 +119,16 @@ final class FetchHandler implements ApiHandler {
         // A follower reads to the leader's log end whatever isolation level it sends.
         FetchIsolation isolation = fromFollower ? FetchIsolation.LOG_END
             : body.isolationLevel() == 1 ? FetchIsolation.TXN_COMMITTED : FetchIsolation.HIGH_WATERMARK;
-        FetchParams params = fromFollower ? FetchParams.follower(body.maxWaitMs(), body.minBytes(), maxBytes, replicaId, brokerEpoch)
-            : new FetchParams(body.maxWaitMs(), body.minBytes(), maxBytes, isolation);
+        FetchParams params;
+        if (fromFollower) {
+            params = FetchParams.follower(body.maxWaitMs(), body.minBytes(), maxBytes, replicaId, brokerEpoch);
+        } else if (version >= 11) {
+            // KIP-392: from v11 a consumer says its rack; such a fetch may be served by a follower or sent to one.
+            params = FetchParams.consumer(body.maxWaitMs(), body.minBytes(), maxBytes, isolation,
+                new ClientMetadata(body.rackId(), request.header().clientId(), request.listenerName()));
+        } else {
+            params = new FetchParams(body.maxWaitMs(), body.minBytes(), maxBytes, isolation);
+        }
         FetchSessionCache.Session finalSession = session;
         boolean finalIncremental = incremental;
         context.replicaManager().fetchMessages(params, fetchInfos, results ->
@@ -219,7 +232,7 @@ final class FetchHandler implements ApiHandler {
             if (cached != null) {
                 boolean changed = cached.update(data.highWatermark(), data.lastStableOffset(), data.logStartOffset());
                 if (incremental && !changed && data.error() == ErrorCode.NONE && data.records().sizeInBytes() == 0
-                    && data.divergingEpoch() == null) {
+                    && data.divergingEpoch() == null && !data.hasPreferredReadReplica()) {
                     return;
                 }
                 if (incremental && data.records().sizeInBytes() > 0) {
@@ -243,7 +256,7 @@ final class FetchHandler implements ApiHandler {
             .setHighWatermark(data.highWatermark())
             .setLastStableOffset(data.lastStableOffset())
             .setLogStartOffset(data.logStartOffset())
-            .setPreferredReadReplica(-1)
+            .setPreferredReadReplica(data.preferredReadReplica())
             .setRecords(data.records());
         if (data.divergingEpoch() != null) {
             partition.setDivergingEpoch(new FetchResponseData.EpochEndOffset().setEpoch(data.divergingEpoch().epoch())

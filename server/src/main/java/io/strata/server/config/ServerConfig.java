@@ -88,6 +88,7 @@ public final class ServerConfig {
     public static final String REPLICA_FETCH_BACKOFF_MS = "replica.fetch.backoff.ms";
     public static final String NUM_REPLICA_FETCHERS = "num.replica.fetchers";
     public static final String REPLICA_SOCKET_TIMEOUT_MS = "replica.socket.timeout.ms";
+    public static final String REPLICA_SELECTOR_CLASS = "replica.selector.class";
     public static final String FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS = "fetch.purgatory.purge.interval.requests";
     public static final String PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS = "producer.purgatory.purge.interval.requests";
     public static final String MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS = "max.incremental.fetch.session.cache.slots";
@@ -216,6 +217,9 @@ public final class ServerConfig {
             .define(REPLICA_FETCH_BACKOFF_MS, Type.INT, 1000, ConfigDef.atLeast(0), "pause after a failed follower fetch")
             .define(NUM_REPLICA_FETCHERS, Type.INT, 1, ConfigDef.atLeast(1), "fetchers (connections) per source broker")
             .define(REPLICA_SOCKET_TIMEOUT_MS, Type.INT, 30_000, ConfigDef.atLeast(1), "request timeout of follower fetches")
+            .define(REPLICA_SELECTOR_CLASS, Type.STRING, null,
+                "KIP-392 preferred read replica for consumers: " + io.strata.server.replica.ReplicaSelectors.KAFKA_RACK_AWARE
+                    + " (our rack-aware selector), or unset: consumers read from the leader")
             .define(FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS, Type.INT, 1000, "fetch purgatory purge interval")
             .define(PRODUCER_PURGATORY_PURGE_INTERVAL_REQUESTS, Type.INT, 1000, "produce purgatory purge interval")
             .define(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS, Type.INT, 1000, ConfigDef.atLeast(0), "fetch sessions kept")
@@ -384,6 +388,20 @@ public final class ServerConfig {
     static final Map<String, String> STANDALONE_DEFAULTS = Map.of(OFFSETS_TOPIC_REPLICATION_FACTOR, "1",
         TRANSACTION_STATE_LOG_REPLICATION_FACTOR, "1", TRANSACTION_STATE_LOG_MIN_ISR, "1");
 
+    /**
+     * A new instance of the {@code replica.selector.class} selector, or null when unset.
+     *
+     * @throws ConfigException naming the key and the class when it is not an accepted selector
+     */
+    public io.strata.server.replica.ReplicaSelector replicaSelector() {
+        String className = getString(REPLICA_SELECTOR_CLASS);
+        try {
+            return io.strata.server.replica.ReplicaSelectors.create(className);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(REPLICA_SELECTOR_CLASS, className, e.getMessage());
+        }
+    }
+
     private void validate() {
         for (String listener : listeners()) {
             Endpoint.parse(listener);
@@ -413,6 +431,7 @@ public final class ServerConfig {
                 "replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR");
         }
         UnimplementedSecurity.check(this);
+        replicaSelector();
         LogConfig.of(topicDefaults(), Map.of());
         maxConnectionsPerIpOverrides();
         if (getBoolean(METRICS_ENABLED)) {

@@ -14,6 +14,9 @@ import java.util.function.Consumer;
  * follower its request's MaxWaitMs, {@code replica.fetch.wait.max.ms}). Woken by appends to any
  * of its partitions; completes when enough bytes are readable below the isolation bound (the log
  * end for a follower, so a high watermark move alone does not answer it), when a partition disappears or its leadership moves to another broker, or on timeout, and then reads again.
+ * A consumer's fetch v11+ may wait on a follower (KIP-392): it is woken by the follower's high
+ * watermark moves ({@link ReplicaManager#onFollowerHighWatermark}, KAFKA-14334) and completes
+ * when the partition's leader epoch passes the request's.
  */
 public final class DelayedFetch extends DelayedOperation {
     private final FetchParams params;
@@ -35,8 +38,12 @@ public final class DelayedFetch extends DelayedOperation {
         boolean newData = false;
         for (Map.Entry<TopicPartition, PartitionFetchInfo> entry : fetchInfos.entrySet()) {
             Partition partition = replicaManager.partition(entry.getKey());
-            if (partition == null || !partition.isLeader()) {
+            if (partition == null || !servesHere(partition)) {
                 return forceComplete(); // gone, or led elsewhere now: the read answers the partition's error
+            }
+            int requestEpoch = entry.getValue().currentLeaderEpoch();
+            if (requestEpoch >= 0 && requestEpoch < partition.leaderEpoch()) {
+                return forceComplete(); // Kafka's case E: a newer leader epoch here; the read answers FENCED_LEADER_EPOCH
             }
             UnifiedLog log = partition.log();
             // A follower reads to the log end: only appends complete it, never a high watermark move alone (KAFKA-9952).
@@ -61,6 +68,14 @@ public final class DelayedFetch extends DelayedOperation {
             bytes += data.records().sizeInBytes();
         }
         return bytes >= params.minBytes() && forceComplete();
+    }
+
+    /**
+     * Whether this node still serves the fetch: as leader, or (a consumer's fetch v11+, KIP-392) as
+     * any replica with a role; the follower's fetcher wakes it when the follower's high watermark moves.
+     */
+    private boolean servesHere(Partition partition) {
+        return params.fetchOnlyLeader() ? partition.isLeader() : partition.role() != Partition.Role.NONE;
     }
 
     @Override

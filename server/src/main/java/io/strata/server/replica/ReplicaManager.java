@@ -71,6 +71,10 @@ public final class ReplicaManager implements MetadataPublisher {
     private volatile io.strata.common.BackgroundErrors backgroundErrors = new io.strata.common.BackgroundErrors();
     private volatile java.util.concurrent.ScheduledFuture<?> isrShrinkTask;
     private volatile FollowerFetching followerFetching = FollowerFetching.NONE;
+    /** {@code replica.selector.class}: null when consumers are never sent to a follower (Kafka's default). */
+    private volatile ReplicaSelector replicaSelector;
+    /** Consumer fetch partitions this node read as a follower (KIP-392). */
+    private final java.util.concurrent.atomic.LongAdder followerReadsForConsumers = new java.util.concurrent.atomic.LongAdder();
 
     /** ISR shrinks the controller committed for partitions led here (Kafka's IsrShrinksPerSec, as a count). */
     public long isrShrinks() {
@@ -125,6 +129,19 @@ public final class ReplicaManager implements MetadataPublisher {
     /** The strict min ISR hook (KIP-966): true while ELR is enabled. */
     public void setStrictMinIsr(java.util.function.BooleanSupplier strict) {
         context.setStrictMinIsr(strict);
+    }
+
+    /**
+     * The {@code replica.selector.class} this leader consults for consumer fetches v11+ (KIP-392),
+     * or null for none; see {@link ReplicaSelectors#create}.
+     */
+    public void setReplicaSelector(ReplicaSelector selector) {
+        this.replicaSelector = selector;
+    }
+
+    /** How many consumer fetch partitions this node has read as a follower of the partition (KIP-392); a count since start. */
+    public long followerReadsForConsumers() {
+        return followerReadsForConsumers.sum();
     }
 
     /** Where the partitions this node follows are handed (the replica fetchers). */
@@ -248,6 +265,22 @@ public final class ReplicaManager implements MetadataPublisher {
                 + " (leader " + leader + ")");
         }
         throw new ErrorCodeException(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.");
+    }
+
+    /**
+     * The partition a fetch reads: {@link #leaderPartitionOrThrow} when {@code fetchOnlyLeader}
+     * (a follower's fetch, or a consumer's before v11); otherwise (a consumer's fetch v11+, KIP-392)
+     * also a partition this node follows. Throws as {@link #leaderPartitionOrThrow} does when this
+     * node has no replica with a role.
+     */
+    public Partition fetchPartitionOrThrow(TopicPartition topicPartition, boolean fetchOnlyLeader) {
+        if (!fetchOnlyLeader) {
+            Partition partition = partitions.get(topicPartition);
+            if (partition != null && partition.role() != Partition.Role.NONE) {
+                return partition;
+            }
+        }
+        return leaderPartitionOrThrow(topicPartition);
     }
 
     /** The error of {@link #leaderPartitionOrThrow}, or NONE if this node leads the partition (no exception thrown). */
@@ -883,7 +916,8 @@ public final class ReplicaManager implements MetadataPublisher {
         boolean anyError = false;
         for (FetchPartitionData data : results.values()) {
             bytes += data.records().sizeInBytes();
-            anyError |= data.error() != ErrorCode.NONE || data.divergingEpoch() != null;
+            // A preferred read replica answers at once too (Kafka's hasPreferredReadReplica): the consumer moves to it.
+            anyError |= data.error() != ErrorCode.NONE || data.divergingEpoch() != null || data.hasPreferredReadReplica();
         }
         if (params.maxWaitMs() <= 0 || fetchInfos.isEmpty() || bytes >= params.minBytes() || anyError) {
             recordFetched(params, results);
@@ -941,13 +975,18 @@ public final class ReplicaManager implements MetadataPublisher {
                                              boolean minOneMessage, boolean recordFollowerState) {
         Partition partition;
         try {
-            partition = leaderPartitionOrThrow(topicPartition);
+            partition = fetchPartitionOrThrow(topicPartition, params.fetchOnlyLeader());
         } catch (ErrorCodeException e) {
             return FetchPartitionData.error(e.error(), e.getMessage());
         }
         UnifiedLog log = partition.log();
         try {
+            // On a follower this is the follower's view of the leader epoch: a consumer ahead of or behind it is refused (KIP-392).
             partition.checkLeaderEpoch(info.currentLeaderEpoch());
+            FetchPartitionData preferred = preferredReadReplica(partition, info, params);
+            if (preferred != null) {
+                return preferred;
+            }
             if (params.isFromFollower() && partition.remoteReplica(params.replicaId()) == null) {
                 // Kafka 4's followerReplicaOrThrow: a replica this leader does not know (yet) reads nothing above the high watermark.
                 throw new ErrorCodeException(info.currentLeaderEpoch() >= 0 ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.NOT_LEADER_OR_FOLLOWER,
@@ -960,9 +999,13 @@ public final class ReplicaManager implements MetadataPublisher {
                 }
             }
             long leaderEndOffset = log.logEndOffset();
+            // A consumer's read on a follower stops at the follower's own high watermark (or last stable offset): the isolation does it.
             FetchDataInfo read = partition.read(info.fetchOffset(), maxBytes, params.isolation(), minOneMessage);
             if (params.isFromFollower() && recordFollowerState) {
                 FollowerFetch.record(partition, params, info, leaderEndOffset, time.milliseconds());
+            }
+            if (!partition.isLeader() && recordFollowerState) {
+                followerReadsForConsumers.increment();
             }
             return new FetchPartitionData(ErrorCode.NONE, log.highWatermark(), log.lastStableOffset(), log.logStartOffset(),
                 read.records(), read.abortedTransactions(), null);
@@ -975,6 +1018,22 @@ public final class ReplicaManager implements MetadataPublisher {
         }
     }
 
+    /**
+     * The leader's PreferredReadReplica answer for a consumer fetch v11+ when the selector names
+     * another replica (KIP-392), or null: the fetch is read here.
+     */
+    private FetchPartitionData preferredReadReplica(Partition partition, PartitionFetchInfo info, FetchParams params) {
+        ReplicaSelector selector = replicaSelector;
+        if (selector == null || params.clientMetadata() == null || !partition.isLeader()) {
+            return null;
+        }
+        int preferred = PreferredReadReplica.find(selector, partition, params.clientMetadata(), info.fetchOffset(), image, time.milliseconds());
+        if (preferred == PreferredReadReplica.NONE) {
+            return null;
+        }
+        UnifiedLog log = partition.log();
+        return FetchPartitionData.preferredReadReplica(log.highWatermark(), log.lastStableOffset(), log.logStartOffset(), preferred);
+    }
 
     public Time time() {
         return time;
