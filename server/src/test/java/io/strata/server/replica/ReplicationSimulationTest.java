@@ -17,7 +17,7 @@ import java.nio.file.Path;
  * assertion message; keep it in {@link ReplicationRegressionSeedsTest}.
  */
 class ReplicationSimulationTest {
-    static final int DEFAULT_SEEDS = 6;
+    static final int DEFAULT_SEEDS = 10;
     private static final int[] REPLICATION_FACTORS = {1, 2, 3, 5};
 
     @TempDir

@@ -290,8 +290,9 @@ final class SimBroker {
             long leaderEndOffset = log.logEndOffset();
             FetchDataInfo read = partition.read(info.fetchOffset(), maxBytes, FetchIsolation.LOG_END, true);
             FollowerFetch.record(partition, params, info, leaderEndOffset, scheduler.nowMs());
-            return new FetchPartitionData(ErrorCode.NONE, log.highWatermark(), log.lastStableOffset(), log.logStartOffset(), read.records(),
-                null, null);
+            // Copied now, as the network layer writes the response before the log can change (a segment closed by a crash or truncation).
+            return new FetchPartitionData(ErrorCode.NONE, log.highWatermark(), log.lastStableOffset(), log.logStartOffset(),
+                MemoryRecords.of(read.records()), null, null);
         } catch (ErrorCodeException e) {
             return new FetchPartitionData(e.error(), log.highWatermark(), log.lastStableOffset(), log.logStartOffset(), MemoryRecords.EMPTY,
                 null, e.getMessage());
