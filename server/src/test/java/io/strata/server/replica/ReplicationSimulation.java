@@ -301,6 +301,35 @@ final class ReplicationSimulation implements AutoCloseable {
         }
     }
 
+    /** Runs events for {@code durationMs} more of sim time. */
+    void runFor(long durationMs) {
+        runUntil(scheduler.nowMs() + durationMs);
+    }
+
+    /** Cuts {@code brokerId} from every other broker and from the controller (it keeps running). */
+    void isolate(int brokerId) {
+        for (int peer : brokers.keySet()) {
+            if (peer != brokerId) {
+                network.cut(brokerId, peer);
+            }
+        }
+        network.cut(brokerId, SimNetwork.CONTROLLER);
+        network.cut(brokerId, PRODUCER);
+    }
+
+    /** Reconnects {@code brokerId} to everything. */
+    void reconnect(int brokerId) {
+        for (int peer : brokers.keySet()) {
+            network.heal(brokerId, peer);
+        }
+        network.heal(brokerId, SimNetwork.CONTROLLER);
+        network.heal(brokerId, PRODUCER);
+    }
+
+    int ackedWrites() {
+        return acked.size();
+    }
+
     /** Heals everything, restarts crashed brokers, and runs until every replica holds the same log with all writes done. */
     void healAndConverge() {
         network.healAll();
