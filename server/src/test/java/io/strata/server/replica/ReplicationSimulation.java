@@ -442,6 +442,9 @@ final class ReplicationSimulation implements AutoCloseable {
                     fail("leader " + broker.id + " ends at " + broker.log.logEndOffset() + " below the committed offset " + committedOffset);
                 }
             }
+            if (broker.violation != null) {
+                fail(broker.violation);
+            }
             if (broker.failedPartitions.size() > 0) {
                 fail("the fetcher of broker " + broker.id + " failed the partition");
             }

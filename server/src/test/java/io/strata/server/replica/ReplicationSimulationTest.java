@@ -17,7 +17,9 @@ import java.nio.file.Path;
  * assertion message; keep it in {@link ReplicationRegressionSeedsTest}.
  */
 class ReplicationSimulationTest {
-    static final int DEFAULT_SEEDS = 10;
+    static final int DEFAULT_SEEDS = 8;
+    /** Writes are spread over the whole fault span (an acks=all write takes a few tens of ms here). */
+    private static final long WRITE_INTERVAL_MS = 60;
     private static final int[] REPLICATION_FACTORS = {1, 2, 3, 5};
 
     @TempDir
@@ -45,7 +47,8 @@ class ReplicationSimulationTest {
 
     private void runSeeds(long base, boolean elr, int faults, long spanMs) throws IOException {
         for (long seed = base; seed < base + seeds(); seed++) {
-            run(settingsFor(seed, elr), Files.createTempDirectory(tempDir, "seed-" + seed), faults, spanMs, 40);
+            run(settingsFor(seed, elr), Files.createTempDirectory(tempDir, "seed-" + seed), faults, spanMs,
+                (int) (spanMs / WRITE_INTERVAL_MS));
         }
     }
 

@@ -70,6 +70,8 @@ final class SimBroker {
     private final ScheduledExecutorService logScheduler;
     private final boolean strictMinIsr;
     final FailedPartitions failedPartitions = new FailedPartitions();
+    /** A violation seen inside an event (between two invariant checks), or null. */
+    String violation;
 
     boolean alive = true;
     long brokerEpoch;
@@ -428,6 +430,10 @@ final class SimBroker {
 
         @Override
         public void truncateTo(long offset) throws IOException {
+            if (offset < log.highWatermark() && violation == null) {
+                // Committed data is on every eligible leader (no unclean election here), so a follower never truncates below its HW.
+                violation = "broker " + id + " truncated to " + offset + " below its high watermark " + log.highWatermark();
+            }
             log.truncateTo(offset);
         }
 
