@@ -236,6 +236,13 @@ final class BrokerServer {
         return leaderReplicationQuota;
     }
 
+    /** The leader and follower replication throttles, or null before start-up creates them. */
+    java.util.List<ReplicationQuotaManager> replicationQuotas() {
+        ReplicationQuotaManager leader = leaderReplicationQuota;
+        ReplicationQuotaManager follower = followerReplicationQuota;
+        return leader == null || follower == null ? null : java.util.List.of(leader, follower);
+    }
+
     /** The follower side's replication throttle, or null before start-up creates it. */
     ReplicationQuotaManager followerReplicationQuota() {
         return followerReplicationQuota;
