@@ -223,6 +223,38 @@ class KafkaToolsTest {
     }
 
     @Test
+    void replicationThrottlesAreSetAndDescribedAsKafkaReassignPartitionsThrottleSetsThem() throws Exception {
+        ok(ConfigCommand::main, "--alter", "--entity-type", "brokers", "--entity-name", "1", "--add-config",
+            "leader.replication.throttled.rate=10485760,follower.replication.throttled.rate=5242880");
+        assertThat(server.server().replicationQuotas().get(0).upperBound()).isEqualTo(10_485_760L);
+        assertThat(server.server().replicationQuotas().get(1).upperBound()).isEqualTo(5_242_880L);
+        KafkaTool.Result described = ok(ConfigCommand::main, "--describe", "--entity-type", "brokers", "--entity-name", "1");
+        assertThat(described.lines()).first().isEqualTo("Dynamic configs for broker 1 are:");
+        String broker = described.stdout();
+        assertThat(broker).contains("  leader.replication.throttled.rate=10485760 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:"
+            + "leader.replication.throttled.rate=10485760");
+        assertThat(broker).contains("  follower.replication.throttled.rate=5242880 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:"
+            + "follower.replication.throttled.rate=5242880");
+
+        createTopic("tools-throttled", 2);
+        ok(ConfigCommand::main, "--alter", "--entity-type", "topics", "--entity-name", "tools-throttled", "--add-config",
+            "leader.replication.throttled.replicas=[0:1,1:1],follower.replication.throttled.replicas=*");
+        String topic = ok(ConfigCommand::main, "--describe", "--entity-type", "topics", "--entity-name", "tools-throttled").stdout();
+        assertThat(topic).contains("leader.replication.throttled.replicas=0:1,1:1 sensitive=false", "follower.replication.throttled.replicas=*");
+        KafkaTool.Result invalid = KafkaTool.run(ConfigCommand::main, withBootstrap("--alter", "--entity-type", "topics", "--entity-name",
+            "tools-throttled", "--add-config", "leader.replication.throttled.replicas=0"));
+        assertThat(invalid.exitCode()).isEqualTo(1);
+        assertThat(invalid.stderr()).contains("InvalidConfigurationException",
+            "leader.replication.throttled.replicas must be the literal '*' or a list of replicas in the following format");
+
+        ok(ConfigCommand::main, "--alter", "--entity-type", "brokers", "--entity-name", "1", "--delete-config",
+            "leader.replication.throttled.rate,follower.replication.throttled.rate");
+        assertThat(server.server().replicationQuotas().get(0).upperBound()).isEqualTo(Long.MAX_VALUE);
+        assertThat(ok(ConfigCommand::main, "--describe", "--entity-type", "brokers", "--entity-name", "1").lines())
+            .containsExactly("Dynamic configs for broker 1 are:");
+    }
+
+    @Test
     void configsChangeLiveBrokerSettingsPerBrokerAndAsClusterDefault() throws Exception {
         // StrataTestServer starts with num.io.threads=4.
         ok(ConfigCommand::main, "--alter", "--entity-type", "brokers", "--entity-default", "--add-config", "num.io.threads=6");
@@ -251,10 +283,11 @@ class KafkaToolsTest {
 
         // A key Kafka changes dynamically but whose subsystem Strata lacks: refused with the reason, nothing stored.
         KafkaTool.Result fetchers = KafkaTool.run(ConfigCommand::main, withBootstrap("--alter", "--entity-type", "brokers",
-            "--entity-name", "1", "--add-config", "num.replica.fetchers=2"));
+            "--entity-name", "1", "--add-config", "replica.alter.log.dirs.io.max.bytes.per.second=1000"));
         assertThat(fetchers.exitCode()).isEqualTo(1);
         assertThat(fetchers.stderr()).contains("InvalidRequestException: Cannot update these configs dynamically on this broker: "
-            + "Set(num.replica.fetchers) (num.replica.fetchers: refused until replication");
+            + "Set(replica.alter.log.dirs.io.max.bytes.per.second) (replica.alter.log.dirs.io.max.bytes.per.second: refused until moves"
+            + " between log dirs");
         assertThat(ok(ConfigCommand::main, "--describe", "--entity-type", "brokers", "--entity-name", "1").lines())
             .containsExactly("Dynamic configs for broker 1 are:");
     }

@@ -7,11 +7,14 @@ import io.strata.server.config.DynamicBrokerConfigTable;
 import io.strata.server.config.ServerConfig;
 import io.strata.server.network.RequestHandlerPool;
 import io.strata.server.network.SocketServer;
+import io.strata.server.replica.ReplicationQuotaManager;
+import io.strata.server.replica.fetcher.ReplicaFetcherManager;
 import io.strata.storage.LogManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * Applies the live dynamic broker settings of {@link DynamicBrokerConfigTable} (other than the
@@ -21,7 +24,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code max.connections.per.ip} and its overrides and {@code max.connection.creation.rate}
  * replace the connection limits;
  * {@code num.recovery.threads.per.data.dir} and {@code producer.id.expiration.ms} go to the log
- * manager.
+ * manager; {@code leader.replication.throttled.rate} and {@code follower.replication.throttled.rate}
+ * go to the replication quota managers and {@code num.replica.fetchers} resizes the replica fetchers.
  *
  * <p>Runs on the metadata publishing thread, which publishes before the AlterConfigs that made
  * the change is answered, so a client sees the effect once its request completes. The values were
@@ -37,10 +41,19 @@ final class BrokerReconfiguration implements MetadataPublisher {
     private final RequestHandlerPool handlerPool;
     private final SocketServer socketServer;
     private final LogManager logManager;
+    private final Replication replication;
     private final AtomicLong failures = new AtomicLong();
 
+    /**
+     * The replication settings' targets: the two throttles and the fetcher manager (null until replication starts).
+     */
+    record Replication(ReplicationQuotaManager leaderQuota, ReplicationQuotaManager followerQuota,
+                       Supplier<ReplicaFetcherManager> fetcherManager) {
+    }
+
     BrokerReconfiguration(ServerConfig staticConfig, int nodeId, RequestHandlerPool handlerPool, SocketServer socketServer,
-                          LogManager logManager) {
+                          LogManager logManager, Replication replication) {
+        this.replication = java.util.Objects.requireNonNull(replication, "replication");
         this.staticConfig = staticConfig;
         this.nodeId = nodeId;
         this.handlerPool = handlerPool;
@@ -90,6 +103,28 @@ final class BrokerReconfiguration implements MetadataPublisher {
                 + ServerConfig.MAX_CONNECTIONS_PER_IP_OVERRIDES + "=" + effective.getString(ServerConfig.MAX_CONNECTIONS_PER_IP_OVERRIDES), e);
         }
         applyToLogManager(effective, logManager);
+        applyReplication(effective);
+    }
+
+    private void applyReplication(ServerConfig effective) {
+        long leaderRate = effective.getLong(ServerConfig.LEADER_REPLICATION_THROTTLED_RATE);
+        long followerRate = effective.getLong(ServerConfig.FOLLOWER_REPLICATION_THROTTLED_RATE);
+        try {
+            replication.leaderQuota().updateQuota(leaderRate);
+            replication.followerQuota().updateQuota(followerRate);
+        } catch (RuntimeException e) {
+            failed("apply the replication throttles " + ServerConfig.LEADER_REPLICATION_THROTTLED_RATE + "=" + leaderRate + ", "
+                + ServerConfig.FOLLOWER_REPLICATION_THROTTLED_RATE + "=" + followerRate, e);
+        }
+        int numFetchers = effective.getInt(ServerConfig.NUM_REPLICA_FETCHERS);
+        ReplicaFetcherManager fetchers = replication.fetcherManager().get();
+        if (fetchers != null) {
+            try {
+                fetchers.resize(numFetchers);
+            } catch (RuntimeException e) {
+                failed("resize the replica fetchers to " + ServerConfig.NUM_REPLICA_FETCHERS + "=" + numFetchers, e);
+            }
+        }
     }
 
     /** The log manager's live settings; also called before the logs load, so that loading uses the dynamic recovery thread count. */

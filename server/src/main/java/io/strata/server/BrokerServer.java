@@ -34,6 +34,8 @@ import io.strata.server.replica.DelayedProduce;
 import io.strata.server.replica.ReplicaManager;
 import io.strata.server.replica.fetcher.RemoteLeaderEndpoint;
 import io.strata.server.replica.fetcher.ReplicaFetcherConfig;
+import io.strata.server.replica.ReplicationQuotaManager;
+import io.strata.server.replica.ReplicationThrottles;
 import io.strata.server.replica.fetcher.ReplicaFetcherManager;
 import io.strata.server.replica.fetcher.ReplicaFetchers;
 import io.strata.storage.LogConfig;
@@ -77,6 +79,8 @@ final class BrokerServer {
     private volatile DelayedOperationPurgatory<DelayedProduce> producePurgatory;
     private volatile DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
     private volatile BrokerReconfiguration reconfiguration;
+    private volatile ReplicationQuotaManager leaderReplicationQuota;
+    private volatile ReplicationQuotaManager followerReplicationQuota;
     private volatile GroupCoordinator groupCoordinator;
     private volatile TransactionCoordinator transactionCoordinator;
     private boolean startupCalled;
@@ -122,7 +126,9 @@ final class BrokerServer {
         replicaManager.setReplicaSelector(config.replicaSelector());
         replicaManager.setBackgroundErrors(backgroundErrors);
         replicaManager.startIsrShrinkTask(config.getLong(ServerConfig.REPLICA_LAG_TIME_MAX_MS));
+        startReplicationQuotas(config, metadata, time);
         startReplication(config, controllerApi, metadata, logManager, time, backgroundErrors);
+        metadata.addPublisher(new ReplicationThrottles(nodeId, leaderReplicationQuota, followerReplicationQuota));
         metadata.addPublisher(replicaManager);
         metadata.addPublisher(this::applyDynamicCleanerConfig);
         metadata.startPublishing().get();
@@ -204,9 +210,43 @@ final class BrokerServer {
                 shared.dispatcher().register(name, brokerDispatcher);
             }
         }
-        reconfiguration = new BrokerReconfiguration(config, nodeId, shared.handlerPool(), shared.socketServer(), logManager);
+        reconfiguration = new BrokerReconfiguration(config, nodeId, shared.handlerPool(), shared.socketServer(), logManager,
+            new BrokerReconfiguration.Replication(leaderReplicationQuota, followerReplicationQuota, this::replicaFetcherManager));
         metadata.addPublisher(reconfiguration);
         reconfiguration.applyLatest(metadata::image);
+    }
+
+    /**
+     * The leader and follower replication throttles ({@code replication.quota.window.*} are static,
+     * the rates dynamic): the rates in force in the latest image apply before any fetch, and
+     * {@link BrokerReconfiguration} applies later changes.
+     */
+    private void startReplicationQuotas(ServerConfig config, MetadataLoader metadata, Time time) {
+        int samples = config.getInt(ServerConfig.REPLICATION_QUOTA_WINDOW_NUM);
+        int windowSeconds = config.getInt(ServerConfig.REPLICATION_QUOTA_WINDOW_SIZE_SECONDS);
+        leaderReplicationQuota = new ReplicationQuotaManager(ReplicationQuotaManager.Side.LEADER, samples, windowSeconds, time);
+        followerReplicationQuota = new ReplicationQuotaManager(ReplicationQuotaManager.Side.FOLLOWER, samples, windowSeconds, time);
+        ServerConfig effective = DynamicBrokerConfig.effectiveConfig(config, metadata.image(), config.nodeId());
+        leaderReplicationQuota.updateQuota(effective.getLong(ServerConfig.LEADER_REPLICATION_THROTTLED_RATE));
+        followerReplicationQuota.updateQuota(effective.getLong(ServerConfig.FOLLOWER_REPLICATION_THROTTLED_RATE));
+        replicaManager.setLeaderReplicationQuota(leaderReplicationQuota);
+    }
+
+    /** The leader side's replication throttle, or null before start-up creates it. */
+    ReplicationQuotaManager leaderReplicationQuota() {
+        return leaderReplicationQuota;
+    }
+
+    /** The leader and follower replication throttles, or null before start-up creates them. */
+    java.util.List<ReplicationQuotaManager> replicationQuotas() {
+        ReplicationQuotaManager leader = leaderReplicationQuota;
+        ReplicationQuotaManager follower = followerReplicationQuota;
+        return leader == null || follower == null ? null : java.util.List.of(leader, follower);
+    }
+
+    /** The follower side's replication throttle, or null before start-up creates it. */
+    ReplicationQuotaManager followerReplicationQuota() {
+        return followerReplicationQuota;
     }
 
     /**
@@ -238,7 +278,7 @@ final class BrokerServer {
                 : java.util.Optional.of(new InterBrokerClient.Endpoint(leaderId, endpoint.host(), endpoint.port()));
         }, time, new java.util.Random());
         replicaFetchers = new ReplicaFetchers(nodeId, new ReplicaFetcherManager(nodeId, brokerEpoch, fetcherConfig, endpoints, time,
-            backgroundErrors), endpoints, replicaManager::onFollowerHighWatermark, shared.metrics().topicMetrics()::recordReplicationBytesIn);
+            backgroundErrors, followerReplicationQuota), endpoints, replicaManager::onFollowerHighWatermark, shared.metrics().topicMetrics()::recordReplicationBytesIn);
         replicaManager.setFollowerFetching(replicaFetchers);
     }
 

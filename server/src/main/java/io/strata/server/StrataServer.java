@@ -174,7 +174,7 @@ public final class StrataServer implements AutoCloseable {
                 return metadata == null ? null : metadata.image();
             }, shared::logManager, fromBroker(BrokerServer::replicaManager), fromBroker(BrokerServer::groupCoordinator), shared::requestChannel,
             shared::handlerPool, shared::socketServer, fromBroker(BrokerServer::producePurgatory), fromBroker(BrokerServer::fetchPurgatory),
-            fromBroker(BrokerServer::replicaFetcherManager));
+            fromBroker(BrokerServer::replicaFetcherManager), fromBroker(BrokerServer::replicationQuotas));
     }
 
     /** What /health/ready reads. */
@@ -282,6 +282,16 @@ public final class StrataServer implements AutoCloseable {
     /** Dynamic broker settings that could not be applied since start-up (0 before start-up). */
     public long dynamicConfigFailures() {
         return brokerRole == null ? 0 : brokerRole.dynamicConfigFailures();
+    }
+
+    /** The leader and follower replication throttles ({@code ReplicationQuotaManager.Side} order), or null without a broker role. */
+    public java.util.List<io.strata.server.replica.ReplicationQuotaManager> replicationQuotas() {
+        return brokerRole == null ? null : brokerRole.replicationQuotas();
+    }
+
+    /** The follower side's replica fetchers, or null without a broker role. */
+    public io.strata.server.replica.fetcher.ReplicaFetcherManager replicaFetcherManager() {
+        return brokerRole == null ? null : brokerRole.replicaFetcherManager();
     }
 
     public DelayedOperationPurgatory<DelayedProduce> producePurgatory() {

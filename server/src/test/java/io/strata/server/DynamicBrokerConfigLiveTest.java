@@ -9,6 +9,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
@@ -270,11 +271,69 @@ class DynamicBrokerConfigLiveTest {
     }
 
     @Test
+    void replicationThrottledRatesAndTheFetcherCountApplyPerBrokerOverTheClusterDefault() throws Exception {
+        broker = new TestBroker(dataDir, Map.of());
+        io.strata.server.replica.ReplicationQuotaManager leader = broker.server().replicationQuotas().get(0);
+        io.strata.server.replica.ReplicationQuotaManager follower = broker.server().replicationQuotas().get(1);
+        assertThat(leader.upperBound()).isEqualTo(Long.MAX_VALUE);
+        assertThat(follower.upperBound()).isEqualTo(Long.MAX_VALUE);
+
+        set(CLUSTER_DEFAULT, "leader.replication.throttled.rate", "5000");
+        set(THIS_BROKER, "follower.replication.throttled.rate", "7000");
+        assertThat(leader.upperBound()).isEqualTo(5_000);
+        assertThat(follower.upperBound()).isEqualTo(7_000);
+        set(THIS_BROKER, "leader.replication.throttled.rate", "6000");
+        assertThat(leader.upperBound()).as("the per-broker value wins").isEqualTo(6_000);
+        delete(THIS_BROKER, "leader.replication.throttled.rate");
+        assertThat(leader.upperBound()).isEqualTo(5_000);
+        delete(CLUSTER_DEFAULT, "leader.replication.throttled.rate");
+        assertThat(leader.upperBound()).isEqualTo(Long.MAX_VALUE);
+        assertThatThrownBy(() -> set(THIS_BROKER, "follower.replication.throttled.rate", "-1")).cause()
+            .isInstanceOf(InvalidRequestException.class).hasMessageContaining("follower.replication.throttled.rate");
+
+        set(THIS_BROKER, "num.replica.fetchers", "2");
+        assertThat(broker.server().replicaFetcherManager().numFetchers()).isEqualTo(2);
+        assertThatThrownBy(() -> set(THIS_BROKER, "num.replica.fetchers", "5")).cause().isInstanceOf(InvalidRequestException.class)
+            .hasMessageContaining("value should not be greater than double the current value 2");
+        delete(THIS_BROKER, "num.replica.fetchers");
+        assertThat(broker.server().replicaFetcherManager().numFetchers()).isEqualTo(1);
+    }
+
+    @Test
+    void topicThrottledReplicasAreValidatedAndMarkThisBrokersPartitions() throws Exception {
+        broker = new TestBroker(dataDir, Map.of());
+        broker.admin().createTopics(List.of(new NewTopic("throttled", 3, (short) 1))).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        org.apache.kafka.common.config.ConfigResource topic = new org.apache.kafka.common.config.ConfigResource(
+            org.apache.kafka.common.config.ConfigResource.Type.TOPIC, "throttled");
+        alterTopic(topic, "leader.replication.throttled.replicas", "0:1,2:1,1:7");
+        alterTopic(topic, "follower.replication.throttled.replicas", "*");
+        io.strata.server.replica.ReplicationQuotaManager leader = broker.server().replicationQuotas().get(0);
+        io.strata.server.replica.ReplicationQuotaManager follower = broker.server().replicationQuotas().get(1);
+        waitFor("the throttles to apply", () -> follower.isThrottled(new io.strata.storage.TopicPartition("throttled", 1)));
+        assertThat(leader.isThrottled(new io.strata.storage.TopicPartition("throttled", 0))).isTrue();
+        assertThat(leader.isThrottled(new io.strata.storage.TopicPartition("throttled", 1))).as("names broker 7").isFalse();
+        assertThat(leader.isThrottled(new io.strata.storage.TopicPartition("throttled", 2))).isTrue();
+
+        assertThatThrownBy(() -> alterTopic(topic, "leader.replication.throttled.replicas", "0-1")).cause()
+            .isInstanceOf(InvalidConfigurationException.class)
+            .hasMessageContaining("leader.replication.throttled.replicas must be the literal '*' or a list of replicas in the following"
+                + " format: [partitionId]:[brokerId],[partitionId]:[brokerId],...");
+        broker.admin().deleteTopics(List.of("throttled")).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        waitFor("the deleted topic's throttles to go", () -> leader.throttledTopics().isEmpty() && follower.throttledTopics().isEmpty());
+    }
+
+    private void alterTopic(org.apache.kafka.common.config.ConfigResource topic, String key, String value) throws Exception {
+        broker.admin().incrementalAlterConfigs(Map.of(topic, List.of(new AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry(key, value),
+            AlterConfigOp.OpType.SET)))).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    }
+
+    @Test
     void dynamicKeysWithoutTheirSubsystemAreRefusedWithTheReason() throws Exception {
         broker = new TestBroker(dataDir, Map.of());
-        assertThatThrownBy(() -> set(THIS_BROKER, "num.replica.fetchers", "2")).cause().isInstanceOf(InvalidRequestException.class)
-            .hasMessageContaining("Cannot update these configs dynamically on this broker: Set(num.replica.fetchers)")
-            .hasMessageContaining("refused until replication");
+        assertThatThrownBy(() -> set(THIS_BROKER, "replica.alter.log.dirs.io.max.bytes.per.second", "1000")).cause()
+            .isInstanceOf(InvalidRequestException.class)
+            .hasMessageContaining("Cannot update these configs dynamically on this broker: Set(replica.alter.log.dirs.io.max.bytes.per.second)")
+            .hasMessageContaining("refused until moves between log dirs");
         assertThatThrownBy(() -> set(CLUSTER_DEFAULT, "num.network.threads", "2")).cause().isInstanceOf(InvalidRequestException.class)
             .hasMessageContaining("Set(num.network.threads)");
         // A key Kafka keeps static: Kafka's own message.

@@ -38,6 +38,7 @@ final class InProcessCluster implements AutoCloseable {
     static final long START_TIMEOUT_MS = 60_000;
 
     private final List<StrataServer> servers = new ArrayList<>();
+    private final List<ServerConfig> configs = new ArrayList<>();
 
     private InProcessCluster() {
     }
@@ -83,7 +84,9 @@ final class InProcessCluster implements AutoCloseable {
             properties.put("controlled.shutdown.enable", "false");
             properties.putAll(overrides);
             properties.putAll(perNode.apply(id));
-            cluster.servers.add(new StrataServer(ServerConfig.fromMap(properties), Time.SYSTEM));
+            ServerConfig config = ServerConfig.fromMap(properties);
+            cluster.configs.add(config);
+            cluster.servers.add(new StrataServer(config, Time.SYSTEM));
         }
         ExecutorService starters = Executors.newFixedThreadPool(nodes);
         try {
@@ -117,6 +120,18 @@ final class InProcessCluster implements AutoCloseable {
         StringJoiner joiner = new StringJoiner(",");
         servers.forEach(server -> joiner.add("127.0.0.1:" + server.boundPort("PLAINTEXT")));
         return joiner.toString();
+    }
+
+    /**
+     * Stops node {@code id} if it runs and starts it again on the same directories and controller port
+     * (its PLAINTEXT port is a new ephemeral one); returns once its start-up finished.
+     */
+    StrataServer restart(int id) throws Exception {
+        servers.get(id - 1).close();
+        StrataServer restarted = new StrataServer(configs.get(id - 1), Time.SYSTEM);
+        servers.set(id - 1, restarted);
+        restarted.startup();
+        return restarted;
     }
 
     /** Node {@code id} (1-based). */

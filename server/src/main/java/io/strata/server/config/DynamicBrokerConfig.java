@@ -206,7 +206,8 @@ public final class DynamicBrokerConfig {
     }
 
     /** Thread-count keys that Kafka lets change by at most a factor of two at a time (its DynamicThreadPool). */
-    private static final List<String> THREAD_POOL_KEYS = List.of(ServerConfig.NUM_IO_THREADS, ServerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR);
+    private static final List<String> THREAD_POOL_KEYS = List.of(ServerConfig.NUM_IO_THREADS, ServerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR,
+        ServerConfig.NUM_REPLICA_FETCHERS);
 
     private static void validateThreadCount(String name, int current, int proposed) {
         if (proposed == current) {

@@ -72,8 +72,6 @@ public final class DynamicBrokerConfigTable {
         + " yet; the security work refuses these keys at start-up too";
     private static final String TIERED = "refused until tiered storage: Strata keeps every segment locally"
         + " (remote.log.storage.system.enable is not supported)";
-    private static final String REPLICATION = "refused until replication: a Strata node has no replica fetchers and no follower traffic"
-        + " to throttle";
     private static final String LOG_DIR_MOVES = "refused until moves between log dirs (AlterReplicaLogDirs, KIP-1066 cordoning):"
         + " Strata places partitions at creation only";
     private static final String SHARE_GROUPS = "refused until share groups (KIP-932): Strata has no share coordinator";
@@ -108,7 +106,9 @@ public final class DynamicBrokerConfigTable {
             + " Netty fixes the number of event loops of a group when it is created"));
         entries.add(live(ServerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR, "LogManager.setRecoveryThreadsPerDataDir: used by the next"
             + " loading of the logs; at start-up the value from the metadata log applies, as in Kafka"));
-        entries.add(refused("num.replica.fetchers", REPLICATION));
+        entries.add(live(ServerConfig.NUM_REPLICA_FETCHERS, "ReplicaFetcherManager.resize: every followed partition moves to the fetcher"
+            + " of its new fetcher id, keeping its fetch offset and epochs (no truncation), as Kafka's resizeThreadPool; may at most"
+            + " halve or double at a time (Kafka's DynamicThreadPool rule)"));
         entries.add(refused("background.threads", "refused until a shared background pool exists: Strata's background work"
             + " runs on per-component scheduler threads (retention, flush, checkpoints, coordinators), none sized by this key"));
 
@@ -154,8 +154,10 @@ public final class DynamicBrokerConfigTable {
         }
 
         // Kafka's DynamicReplicationConfig, DynamicQuotaConfig and remote log manager.
-        entries.add(refused("leader.replication.throttled.rate", REPLICATION));
-        entries.add(refused("follower.replication.throttled.rate", REPLICATION));
+        entries.add(live(ServerConfig.LEADER_REPLICATION_THROTTLED_RATE, "ReplicationQuotaManager.updateQuota (leader side): bytes/s a"
+            + " leader sends to out-of-sync followers of its leader.replication.throttled.replicas; the measured window is kept"));
+        entries.add(live(ServerConfig.FOLLOWER_REPLICATION_THROTTLED_RATE, "ReplicationQuotaManager.updateQuota (follower side): bytes/s"
+            + " this broker fetches for its out-of-sync follower.replication.throttled.replicas; the measured window is kept"));
         entries.add(refused("replica.alter.log.dirs.io.max.bytes.per.second", LOG_DIR_MOVES));
         entries.add(refused("follower.fetch.last.tiered.offset.enable", TIERED));
         for (String key : List.of("remote.fetch.max.wait.ms", "remote.list.offsets.request.timeout.ms",

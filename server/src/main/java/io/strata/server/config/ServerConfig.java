@@ -87,6 +87,10 @@ public final class ServerConfig {
     public static final String REPLICA_FETCH_RESPONSE_MAX_BYTES = "replica.fetch.response.max.bytes";
     public static final String REPLICA_FETCH_BACKOFF_MS = "replica.fetch.backoff.ms";
     public static final String NUM_REPLICA_FETCHERS = "num.replica.fetchers";
+    public static final String LEADER_REPLICATION_THROTTLED_RATE = "leader.replication.throttled.rate";
+    public static final String FOLLOWER_REPLICATION_THROTTLED_RATE = "follower.replication.throttled.rate";
+    public static final String REPLICATION_QUOTA_WINDOW_NUM = "replication.quota.window.num";
+    public static final String REPLICATION_QUOTA_WINDOW_SIZE_SECONDS = "replication.quota.window.size.seconds";
     public static final String REPLICA_SOCKET_TIMEOUT_MS = "replica.socket.timeout.ms";
     public static final String REPLICA_SELECTOR_CLASS = "replica.selector.class";
     public static final String FETCH_PURGATORY_PURGE_INTERVAL_REQUESTS = "fetch.purgatory.purge.interval.requests";
@@ -216,6 +220,12 @@ public final class ServerConfig {
             .define(REPLICA_FETCH_RESPONSE_MAX_BYTES, Type.INT, 10_485_760, ConfigDef.atLeast(0), "bytes of a whole follower Fetch response")
             .define(REPLICA_FETCH_BACKOFF_MS, Type.INT, 1000, ConfigDef.atLeast(0), "pause after a failed follower fetch")
             .define(NUM_REPLICA_FETCHERS, Type.INT, 1, ConfigDef.atLeast(1), "fetchers (connections) per source broker")
+            .define(LEADER_REPLICATION_THROTTLED_RATE, Type.LONG, Long.MAX_VALUE, ConfigDef.atLeast(0),
+                "bytes/s a leader sends to throttled out-of-sync followers (leader.replication.throttled.replicas)")
+            .define(FOLLOWER_REPLICATION_THROTTLED_RATE, Type.LONG, Long.MAX_VALUE, ConfigDef.atLeast(0),
+                "bytes/s a follower fetches for its throttled out-of-sync replicas (follower.replication.throttled.replicas)")
+            .define(REPLICATION_QUOTA_WINDOW_NUM, Type.INT, 11, ConfigDef.atLeast(1), "samples the replication throttles measure over")
+            .define(REPLICATION_QUOTA_WINDOW_SIZE_SECONDS, Type.INT, 1, ConfigDef.atLeast(1), "length of one replication throttle sample")
             .define(REPLICA_SOCKET_TIMEOUT_MS, Type.INT, 30_000, ConfigDef.atLeast(1), "request timeout of follower fetches")
             .define(REPLICA_SELECTOR_CLASS, Type.STRING, null,
                 "KIP-392 preferred read replica for consumers: " + io.strata.server.replica.ReplicaSelectors.KAFKA_RACK_AWARE

@@ -67,6 +67,7 @@ public final class BrokerMetrics implements AutoCloseable {
         JvmMetrics jvmMetrics = new JvmMetrics();
         registry.register(serverMetrics);
         registry.register(new ReplicationMetrics(serverSources.replicaManager(), serverSources.replicaFetcherManager()));
+        registry.register(new ReplicationQuotaMetrics(serverSources.replicationQuotas()));
         registry.register(requestMetrics);
         registry.register(topicMetrics);
         registry.register(jvmMetrics);

@@ -13,6 +13,7 @@ import io.strata.server.network.SocketServer;
 import io.strata.server.purgatory.DelayedOperationPurgatory;
 import io.strata.server.replica.Partition;
 import io.strata.server.replica.ReplicaManager;
+import io.strata.server.replica.ReplicationQuotaManager;
 import io.strata.server.replica.fetcher.ReplicaFetcherManager;
 import io.strata.storage.LogManager;
 import io.strata.storage.LogSegment;
@@ -98,13 +99,15 @@ public final class ServerMetrics implements MetricsCollector {
      * @param recoveringFromUncleanShutdown whether this start follows an unclean shutdown
      * @param image                         the current metadata image, or null before the loader exists
      * @param replicaFetcherManager         the follower side's fetchers ({@link ReplicationMetrics}), or null before replication starts
+     * @param replicationQuotas             the leader and follower replication throttles ({@link ReplicationQuotaMetrics}), or null before start-up
      */
     public record Sources(int nodeId, List<Path> logDirs, BackgroundErrors backgroundErrors, BooleanSupplier started, BooleanSupplier shuttingDown,
                           BooleanSupplier recoveringFromUncleanShutdown, Supplier<MetadataImage> image, Supplier<LogManager> logManager,
                           Supplier<ReplicaManager> replicaManager, Supplier<GroupCoordinator> groupCoordinator,
                           Supplier<RequestChannel> requestChannel, Supplier<RequestHandlerPool> requestHandlerPool,
                           Supplier<SocketServer> socketServer, Supplier<DelayedOperationPurgatory<?>> producePurgatory,
-                          Supplier<DelayedOperationPurgatory<?>> fetchPurgatory, Supplier<ReplicaFetcherManager> replicaFetcherManager) {
+                          Supplier<DelayedOperationPurgatory<?>> fetchPurgatory, Supplier<ReplicaFetcherManager> replicaFetcherManager,
+                          Supplier<List<ReplicationQuotaManager>> replicationQuotas) {
         public Sources {
             logDirs = List.copyOf(logDirs);
             Objects.requireNonNull(backgroundErrors, "backgroundErrors");
@@ -121,6 +124,19 @@ public final class ServerMetrics implements MetricsCollector {
             Objects.requireNonNull(producePurgatory, "producePurgatory");
             Objects.requireNonNull(fetchPurgatory, "fetchPurgatory");
             Objects.requireNonNull(replicaFetcherManager, "replicaFetcherManager");
+            Objects.requireNonNull(replicationQuotas, "replicationQuotas");
+        }
+
+        /** Sources without replication throttles (their metrics are then left out). */
+        public Sources(int nodeId, List<Path> logDirs, BackgroundErrors backgroundErrors, BooleanSupplier started, BooleanSupplier shuttingDown,
+                       BooleanSupplier recoveringFromUncleanShutdown, Supplier<MetadataImage> image, Supplier<LogManager> logManager,
+                       Supplier<ReplicaManager> replicaManager, Supplier<GroupCoordinator> groupCoordinator,
+                       Supplier<RequestChannel> requestChannel, Supplier<RequestHandlerPool> requestHandlerPool,
+                       Supplier<SocketServer> socketServer, Supplier<DelayedOperationPurgatory<?>> producePurgatory,
+                       Supplier<DelayedOperationPurgatory<?>> fetchPurgatory, Supplier<ReplicaFetcherManager> replicaFetcherManager) {
+            this(nodeId, logDirs, backgroundErrors, started, shuttingDown, recoveringFromUncleanShutdown, image, logManager, replicaManager,
+                groupCoordinator, requestChannel, requestHandlerPool, socketServer, producePurgatory, fetchPurgatory, replicaFetcherManager,
+                () -> null);
         }
 
         /** Sources without replica fetchers (their metrics are then left out). */
@@ -131,7 +147,7 @@ public final class ServerMetrics implements MetricsCollector {
                        Supplier<SocketServer> socketServer, Supplier<DelayedOperationPurgatory<?>> producePurgatory,
                        Supplier<DelayedOperationPurgatory<?>> fetchPurgatory) {
             this(nodeId, logDirs, backgroundErrors, started, shuttingDown, recoveringFromUncleanShutdown, image, logManager, replicaManager,
-                groupCoordinator, requestChannel, requestHandlerPool, socketServer, producePurgatory, fetchPurgatory, () -> null);
+                groupCoordinator, requestChannel, requestHandlerPool, socketServer, producePurgatory, fetchPurgatory, () -> null, () -> null);
         }
     }
 

@@ -75,6 +75,8 @@ public final class ReplicaManager implements MetadataPublisher {
     private volatile ReplicaSelector replicaSelector;
     /** Consumer fetch partitions this node read as a follower (KIP-392). */
     private final java.util.concurrent.atomic.LongAdder followerReadsForConsumers = new java.util.concurrent.atomic.LongAdder();
+    /** The leader side's replication throttle ({@code leader.replication.throttled.*}); none until set. */
+    private volatile ReplicaQuota leaderQuota = ReplicaQuota.UNBOUNDED;
 
     /** ISR shrinks the controller committed for partitions led here (Kafka's IsrShrinksPerSec, as a count). */
     public long isrShrinks() {
@@ -142,6 +144,15 @@ public final class ReplicaManager implements MetadataPublisher {
     /** How many consumer fetch partitions this node has read as a follower of the partition (KIP-392); a count since start. */
     public long followerReadsForConsumers() {
         return followerReadsForConsumers.sum();
+    }
+
+    /**
+     * The leader-side replication throttle: a follower fetch reads nothing for a partition the quota
+     * throttles while that follower is outside the ISR and the quota is exceeded (Kafka's
+     * {@code shouldLeaderThrottle}); the bytes answered for throttled partitions are recorded in it.
+     */
+    public void setLeaderReplicationQuota(ReplicaQuota quota) {
+        this.leaderQuota = java.util.Objects.requireNonNull(quota);
     }
 
     /** Where the partitions this node follows are handed (the replica fetchers). */
@@ -930,6 +941,9 @@ public final class ReplicaManager implements MetadataPublisher {
 
     /** Counts a fetch's answer per topic, for the partitions this broker hosts (a follower's bytes as replication bytes out). */
     void recordFetched(FetchParams params, Map<TopicPartition, FetchPartitionData> results) {
+        if (params.isFromFollower()) {
+            recordThrottledBytes(results);
+        }
         BrokerTopicMetrics metrics = topicMetrics;
         if (!metrics.isEnabled()) {
             return;
@@ -940,6 +954,26 @@ public final class ReplicaManager implements MetadataPublisher {
                 metrics.recordFetch(entry.getKey().topic(), data.records().sizeInBytes(), data.error() != ErrorCode.NONE, params.isFromFollower());
             }
         }
+    }
+
+    /** Kafka's {@code sizeOfThrottledPartitions}: the bytes of a follower's answer for throttled partitions count against the quota. */
+    private void recordThrottledBytes(Map<TopicPartition, FetchPartitionData> results) {
+        ReplicaQuota quota = leaderQuota;
+        long bytes = 0;
+        for (Map.Entry<TopicPartition, FetchPartitionData> entry : results.entrySet()) {
+            if (quota.isThrottled(entry.getKey())) {
+                bytes += entry.getValue().records().sizeInBytes();
+            }
+        }
+        if (bytes > 0) {
+            quota.record(bytes);
+        }
+    }
+
+    /** Kafka's {@code shouldLeaderThrottle}: a throttled partition, a follower outside the ISR, the quota exceeded. */
+    private boolean shouldLeaderThrottle(Partition partition, int replicaId) {
+        ReplicaQuota quota = leaderQuota;
+        return quota.isThrottled(partition.topicPartition()) && !partition.isr().contains(replicaId) && quota.isQuotaExceeded();
     }
 
     /** Reads every partition within the response budget, recording a follower's fetch positions. */
@@ -1000,7 +1034,9 @@ public final class ReplicaManager implements MetadataPublisher {
             }
             long leaderEndOffset = log.logEndOffset();
             // A consumer's read on a follower stops at the follower's own high watermark (or last stable offset): the isolation does it.
-            FetchDataInfo read = partition.read(info.fetchOffset(), maxBytes, params.isolation(), minOneMessage);
+            // A throttled follower reads nothing but its fetch position is still recorded, as on Kafka.
+            boolean throttled = params.isFromFollower() && shouldLeaderThrottle(partition, params.replicaId());
+            FetchDataInfo read = throttled ? null : partition.read(info.fetchOffset(), maxBytes, params.isolation(), minOneMessage);
             if (params.isFromFollower() && recordFollowerState) {
                 FollowerFetch.record(partition, params, info, leaderEndOffset, time.milliseconds());
             }
@@ -1008,7 +1044,7 @@ public final class ReplicaManager implements MetadataPublisher {
                 followerReadsForConsumers.increment();
             }
             return new FetchPartitionData(ErrorCode.NONE, log.highWatermark(), log.lastStableOffset(), log.logStartOffset(),
-                read.records(), read.abortedTransactions(), null);
+                throttled ? MemoryRecords.EMPTY : read.records(), throttled ? null : read.abortedTransactions(), null);
         } catch (ErrorCodeException e) {
             return new FetchPartitionData(e.error(), log.highWatermark(), log.lastStableOffset(), log.logStartOffset(),
                 MemoryRecords.EMPTY, null, e.getMessage());

@@ -129,6 +129,39 @@ class ReplicationLeaderTest {
         return replicaManager.partition(TP);
     }
 
+    // ---------------------------------------------------------------- throttles
+
+    @Test
+    void aThrottledFollowerOutsideTheIsrReadsNothingWhileTheLeaderQuotaIsExceededAndAnInSyncOneAlwaysReads() throws Exception {
+        createTopic(NODE, List.of(1, 2));
+        assertThat(produce((short) 1, LONG_WAIT_MS, 3).get(10, TimeUnit.SECONDS).error()).isEqualTo(ErrorCode.NONE);
+        io.strata.common.MockTime clock = new io.strata.common.MockTime();
+        ReplicationQuotaManager quota = new ReplicationQuotaManager(ReplicationQuotaManager.Side.LEADER, 11, 1, clock);
+        quota.updateQuota(100);
+        quota.markThrottled(TP.topic());
+        replicaManager.setLeaderReplicationQuota(quota);
+        quota.record(10_000);
+        assertThat(quota.isQuotaExceeded()).isTrue();
+
+        FetchPartitionData outOfSync = followerFetch(3, 20L, 0, -1, 0).get(10, TimeUnit.SECONDS);
+        assertThat(outOfSync.error()).isEqualTo(ErrorCode.NONE);
+        assertThat(outOfSync.records().sizeInBytes()).as("replica 3 is not in the ISR: held back").isZero();
+        assertThat(partition().remoteReplica(3).logEndOffset()).as("its fetch position is still recorded").isZero();
+
+        double before = quota.byteRate();
+        FetchPartitionData inSync = followerFetch(2, 10L, 0, -1, 0).get(10, TimeUnit.SECONDS);
+        assertThat(inSync.records().sizeInBytes()).as("an ISR member is never throttled").isPositive();
+        assertThat(quota.byteRate()).as("the bytes of a throttled partition are counted").isGreaterThan(before);
+
+        quota.updateQuota(ReplicationQuotaManager.UNLIMITED);
+        assertThat(followerFetch(3, 20L, 0, -1, 0).get(10, TimeUnit.SECONDS).records().sizeInBytes()).isPositive();
+
+        quota.updateQuota(100);
+        quota.removeThrottle(TP.topic());
+        assertThat(followerFetch(3, 20L, 0, -1, 0).get(10, TimeUnit.SECONDS).records().sizeInBytes())
+            .as("a partition without a throttle is not held back").isPositive();
+    }
+
     // ---------------------------------------------------------------- produce
 
     @Test

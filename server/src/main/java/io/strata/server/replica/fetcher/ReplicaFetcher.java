@@ -9,6 +9,7 @@ import io.strata.protocol.message.OffsetForLeaderEpochRequestData;
 import io.strata.protocol.message.OffsetForLeaderEpochResponseData;
 import io.strata.protocol.records.CorruptRecordException;
 import io.strata.protocol.records.MemoryRecords;
+import io.strata.server.replica.ReplicaQuota;
 import io.strata.storage.ErrorCodeException;
 import io.strata.storage.TopicPartition;
 import org.slf4j.Logger;
@@ -93,10 +94,14 @@ public final class ReplicaFetcher implements AutoCloseable {
     private final ReplicaFetcherConfig config;
     private final FailedPartitions failedPartitions;
     private final FollowerFetchSession session;
+    /** The follower side's replication throttle ({@code follower.replication.throttled.*}). */
+    private final ReplicaQuota quota;
     /** In request order; a partition moves to the end when it changes. */
     private final LinkedHashMap<TopicPartition, Replica> partitions = new LinkedHashMap<>();
     private InFlight inFlight;
     private long backoffUntilMs = Long.MIN_VALUE;
+    /** When the last request left throttled partitions out and sent nothing: when to look at the quota again. */
+    private long throttledRetryMs = Long.MAX_VALUE;
     private long requests;
     private long failedRequests;
     private long bytesAppended;
@@ -137,6 +142,22 @@ public final class ReplicaFetcher implements AutoCloseable {
      */
     public ReplicaFetcher(int fetcherId, int brokerId, LongSupplier brokerEpoch, LeaderEndpoint leader, ReplicaFetcherConfig config,
                           FailedPartitions failedPartitions) {
+        this(fetcherId, brokerId, brokerEpoch, leader, config, failedPartitions, ReplicaQuota.UNBOUNDED);
+    }
+
+    /**
+     * A fetcher under a follower-side replication throttle: a partition of {@code quota} that is not
+     * caught up with the leader's high watermark (lag above 0 or unknown) is left out of the Fetch
+     * while the quota is exceeded (Kafka's {@code shouldFollowerThrottle}); bytes appended for a
+     * throttled partition are recorded in the quota. When every ready partition is held back the
+     * fetcher polls again after {@code replica.fetch.backoff.ms}, as Kafka's fetcher waits when its
+     * request is empty.
+     *
+     * @param brokerEpoch this broker's epoch from its registration (ReplicaState.ReplicaEpoch, KIP-903), -1 if unknown
+     */
+    public ReplicaFetcher(int fetcherId, int brokerId, LongSupplier brokerEpoch, LeaderEndpoint leader, ReplicaFetcherConfig config,
+                          FailedPartitions failedPartitions, ReplicaQuota quota) {
+        this.quota = Objects.requireNonNull(quota, "quota");
         this.fetcherId = fetcherId;
         this.brokerId = brokerId;
         this.brokerEpoch = Objects.requireNonNull(brokerEpoch, "brokerEpoch");
@@ -280,9 +301,10 @@ public final class ReplicaFetcher implements AutoCloseable {
             return backoffUntilMs;
         }
         truncateWithoutEpochs(nowMs);
+        throttledRetryMs = Long.MAX_VALUE;
         InFlight next = nextRequest(nowMs);
         if (next == null) {
-            return nextDelayExpiryMs(nowMs);
+            return Math.min(nextDelayExpiryMs(nowMs), throttledRetryMs);
         }
         inFlight = next;
         requests++;
@@ -334,7 +356,22 @@ public final class ReplicaFetcher implements AutoCloseable {
             return sendListOffsets(toStart, EARLIEST_TIMESTAMP, nowMs);
         }
         Map<TopicPartition, Replica> ready = select(replica -> replica.state().isReadyForFetch(nowMs));
+        int readyCount = ready.size();
+        if (readyCount > 0 && quota.isQuotaExceeded()) {
+            ready.entrySet().removeIf(entry -> shouldFollowerThrottle(entry.getKey(), entry.getValue()));
+            if (ready.isEmpty()) {
+                throttledRetryMs = nowMs + config.fetchBackoffMs();
+                LOG.debug("{}Every one of {} ready partitions is throttled; fetching again in {} ms", logPrefix, readyCount,
+                    config.fetchBackoffMs());
+            }
+        }
         return ready.isEmpty() ? null : sendFetch(ready, nowMs);
+    }
+
+    /** Kafka's {@code shouldFollowerThrottle}, the quota already known exceeded: a throttled replica not caught up. */
+    private boolean shouldFollowerThrottle(TopicPartition topicPartition, Replica replica) {
+        boolean caughtUp = replica.state().lag() == 0;
+        return !caughtUp && quota.isThrottled(topicPartition);
     }
 
     private Map<TopicPartition, Replica> select(Predicate<Replica> filter) {
@@ -466,6 +503,9 @@ public final class ReplicaFetcher implements AutoCloseable {
                 log.maybeIncrementLogStartOffset(Math.min(data.logStartOffset(), log.highWatermark()));
             }
             bytesAppended += records.sizeInBytes();
+            if (records.sizeInBytes() > 0 && quota.isThrottled(topicPartition)) {
+                quota.record(records.sizeInBytes());
+            }
             long lag = Math.max(0, data.highWatermark() - newLogEndOffset);
             Replica fetched = new Replica(log, state.fetched(newLogEndOffset, log.latestEpoch(), lag));
             if (records.sizeInBytes() > 0) {

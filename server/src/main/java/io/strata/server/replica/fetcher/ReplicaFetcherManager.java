@@ -2,6 +2,7 @@ package io.strata.server.replica.fetcher;
 
 import io.strata.common.BackgroundErrors;
 import io.strata.common.Time;
+import io.strata.server.replica.ReplicaQuota;
 import io.strata.storage.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,6 +60,7 @@ public final class ReplicaFetcherManager {
     private final LongSupplier brokerEpoch;
     private final IntFunction<LeaderEndpoint> endpoints;
     private final RunnerFactory runners;
+    private final ReplicaQuota followerQuota;
     private final FailedPartitions failedPartitions = new FailedPartitions();
     private final Map<FetcherKey, RunningFetcher> fetchers = new TreeMap<>(
         java.util.Comparator.comparingInt(FetcherKey::leaderId).thenComparingInt(FetcherKey::fetcherId));
@@ -74,16 +76,34 @@ public final class ReplicaFetcherManager {
      */
     public ReplicaFetcherManager(int brokerId, LongSupplier brokerEpoch, ReplicaFetcherConfig config, IntFunction<LeaderEndpoint> endpoints,
                                  Time time, BackgroundErrors errors) {
+        this(brokerId, brokerEpoch, config, endpoints, time, errors, ReplicaQuota.UNBOUNDED);
+    }
+
+    /**
+     * A manager whose fetchers each run on a {@link ReplicaFetcherThread}, under the follower-side
+     * replication throttle {@code followerQuota}.
+     *
+     * @param endpoints the leader endpoint for a broker id (a new connection per call)
+     */
+    public ReplicaFetcherManager(int brokerId, LongSupplier brokerEpoch, ReplicaFetcherConfig config, IntFunction<LeaderEndpoint> endpoints,
+                                 Time time, BackgroundErrors errors, ReplicaQuota followerQuota) {
         this(brokerId, brokerEpoch, config, endpoints, fetcher -> {
             ReplicaFetcherThread thread = new ReplicaFetcherThread(fetcher, time, errors, config.fetchBackoffMs());
             thread.start();
             return thread;
-        });
+        }, followerQuota);
     }
 
     /** A manager with its own runners (tests poll the fetchers themselves). */
     public ReplicaFetcherManager(int brokerId, LongSupplier brokerEpoch, ReplicaFetcherConfig config, IntFunction<LeaderEndpoint> endpoints,
                                  RunnerFactory runners) {
+        this(brokerId, brokerEpoch, config, endpoints, runners, ReplicaQuota.UNBOUNDED);
+    }
+
+    /** A manager with its own runners under a follower-side replication throttle. */
+    public ReplicaFetcherManager(int brokerId, LongSupplier brokerEpoch, ReplicaFetcherConfig config, IntFunction<LeaderEndpoint> endpoints,
+                                 RunnerFactory runners, ReplicaQuota followerQuota) {
+        this.followerQuota = Objects.requireNonNull(followerQuota, "followerQuota");
         this.brokerId = brokerId;
         this.brokerEpoch = Objects.requireNonNull(brokerEpoch, "brokerEpoch");
         this.config = Objects.requireNonNull(config, "config");
@@ -226,7 +246,7 @@ public final class ReplicaFetcherManager {
                 endpoint.close();
                 throw new IllegalStateException("the endpoint factory gave leader " + endpoint.leaderId() + " for leader " + key.leaderId());
             }
-            ReplicaFetcher fetcher = new ReplicaFetcher(key.fetcherId(), brokerId, brokerEpoch, endpoint, config, failedPartitions);
+            ReplicaFetcher fetcher = new ReplicaFetcher(key.fetcherId(), brokerId, brokerEpoch, endpoint, config, failedPartitions, followerQuota);
             AutoCloseable runner;
             try {
                 runner = runners.start(fetcher);

@@ -132,6 +132,34 @@ class ReplicaFetcherManagerTest {
     }
 
     @Test
+    void resizeKeepsEveryPartitionsFetchPositionAndEpochWithoutTruncating() {
+        ReplicaFetcherManager manager = manager(CONFIG);
+        Map<TopicPartition, InitialFetchState> states = new LinkedHashMap<>();
+        Map<TopicPartition, InMemoryLog> logs = new LinkedHashMap<>();
+        for (int partition = 0; partition < 6; partition++) {
+            TopicPartition topicPartition = new TopicPartition("orders", partition);
+            InMemoryLog log = new InMemoryLog(topicPartition, TOPIC_ID).appendBatch(0, 2).appendBatch(1, partition + 1);
+            logs.put(topicPartition, log);
+            states.put(topicPartition, new InitialFetchState(TOPIC_ID, 2, 1, log));
+        }
+        manager.addPartitions(states);
+
+        manager.resize(2);
+        for (Map.Entry<TopicPartition, InMemoryLog> entry : logs.entrySet()) {
+            TopicPartition topicPartition = entry.getKey();
+            ReplicaFetcherManager.FetcherKey key = manager.fetcherOf(topicPartition);
+            assertThat(key).isEqualTo(new ReplicaFetcherManager.FetcherKey(2, ReplicaFetcherManager.fetcherId(topicPartition, 2)));
+            PartitionFetchState state = manager.fetchers().get(key).partitionStates().get(topicPartition);
+            assertThat(state.fetchOffset()).as("%s keeps its position", topicPartition).isEqualTo(3 + topicPartition.partition());
+            assertThat(state.currentLeaderEpoch()).isEqualTo(1);
+            assertThat(state.lastFetchedEpoch()).hasValue(1);
+            assertThat(state.state()).as("no truncation round before fetching again").isEqualTo(PartitionFetchState.State.FETCHING);
+            assertThat(entry.getValue().truncations()).isZero();
+            assertThat(entry.getValue().logEndOffset()).isEqualTo(3 + topicPartition.partition());
+        }
+    }
+
+    @Test
     void reAddingAFailedPartitionClearsItsFailure() {
         ReplicaFetcherManager manager = manager(CONFIG);
         TopicPartition topicPartition = new TopicPartition("orders", 0);
