@@ -190,17 +190,4 @@ public final class PartitionReassignments {
             .setPartitionIndex(partitionId).setReplicas(reassignment.replicas()).setAddingReplicas(reassignment.adding())
             .setRemovingReplicas(reassignment.removing()));
     }
-
-    /** Partitions with a reassignment running (the ReassigningPartitions gauge's value, cluster-wide). */
-    public static int reassigningPartitions(MetadataImage image) {
-        int count = 0;
-        for (TopicImage topic : image.topicsByName().values()) {
-            for (PartitionRegistration partition : topic.partitions().values()) {
-                if (partition.addingReplicas().length > 0 || partition.removingReplicas().length > 0) {
-                    count++;
-                }
-            }
-        }
-        return count;
-    }
 }
