@@ -45,7 +45,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * moves partition 0 away from its leader ([1,2,3] → [2,3,4]) and shrinks partition 1 to RF 2
  * ([1,2,3] → [4,1]) completes while an idempotent acks=all producer writes, --verify reports it
  * done, and a drain finds every acknowledged record exactly once with replicas and ISR the
- * targets; --cancel of a reassignment onto a stopped node reverts it to the original replicas.
+ * targets, the added replica created its log and the removed ones deleted theirs; --cancel of a reassignment onto a stopped node reverts it to the original replicas.
  * Throttles are not exercised (no ReplicationQuotaManager yet), so --verify and --cancel run with
  * --preserve-throttles.
  */
@@ -97,7 +97,7 @@ class ReassignmentClusterTest {
     @Test
     void executeVerifyAndCancelThroughKafkasToolWhileAnIdempotentProducerWrites() throws Exception {
         try (Admin admin = cluster.admin()) {
-            admin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(1, 2, 3), 1, List.of(1, 2, 3))),
+            admin.createTopics(List.of(new NewTopic(TOPIC, new java.util.TreeMap<>(Map.of(0, List.of(1, 2, 3), 1, List.of(1, 2, 3)))),
                 new NewTopic(CANCELLED, Map.of(0, List.of(1, 2, 3))))).all().get(30, TimeUnit.SECONDS);
             ClusterHarness.waitUntil(() -> describe(admin, TOPIC).partitions().stream().allMatch(p -> p.isr().size() == 3)
                 && describe(admin, CANCELLED).partitions().get(0).isr().size() == 3, DEADLINE, "full ISRs");
@@ -146,6 +146,9 @@ class ReassignmentClusterTest {
                     && ids(partitions.get(1).replicas()).equals(List.of(4, 1)) && Set.copyOf(ids(partitions.get(1).isr())).equals(Set.of(4, 1));
             }, DEADLINE, "replicas and ISR are the targets");
             assertThat(admin.listPartitionReassignments().reassignments().get(10, TimeUnit.SECONDS)).isEmpty();
+            ClusterHarness.waitUntil(() -> !hosts(1, TOPIC + "-0") && !hosts(2, TOPIC + "-1") && !hosts(3, TOPIC + "-1"), DEADLINE,
+                "the removed replicas deleted their logs");
+            assertThat(hosts(4, TOPIC + "-0")).as("the added replica created its log").isTrue();
 
             Map<String, Integer> drained = drain();
             for (String value : acked.keySet()) {
@@ -176,6 +179,13 @@ class ReassignmentClusterTest {
         cluster.node(4).start();
         ClusterHarness.waitUntil(() -> cluster.node(4).isAlive() && describe(admin, CANCELLED).partitions().get(0).isr().size() == 3, DEADLINE,
             "node 4 is back");
+    }
+
+    /** Whether node {@code id} has a log directory named {@code partitionDir} (a "topic-partition" directory). */
+    private boolean hosts(int id, String partitionDir) throws java.io.IOException {
+        try (java.util.stream.Stream<Path> paths = Files.walk(cluster.node(id).dataDir(), 3)) {
+            return paths.anyMatch(path -> Files.isDirectory(path) && path.getFileName().toString().equals(partitionDir));
+        }
     }
 
     private void produce(Map<String, Integer> acked, AtomicBoolean producing, AtomicReference<Exception> sendFailure) {
