@@ -87,6 +87,23 @@ public interface ControllerApi {
         return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getName() + " does not serve ElectLeaders"));
     }
 
+    /**
+     * AlterPartitionReassignments (key 45, v0-1): starts, changes or (null replicas) cancels
+     * reassignments, answered per partition as Kafka's controller does (see
+     * {@link PartitionReassignments}); completes once the changes are committed.
+     */
+    default CompletableFuture<io.strata.protocol.message.AlterPartitionReassignmentsResponseData> alterPartitionReassignments(
+        io.strata.protocol.message.AlterPartitionReassignmentsRequestData request) {
+        // A default so test doubles keep compiling; both real implementations override it.
+        return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getName() + " does not serve AlterPartitionReassignments"));
+    }
+
+    /** ListPartitionReassignments (key 46): the running reassignments (see {@link PartitionReassignments#list}). */
+    default CompletableFuture<io.strata.protocol.message.ListPartitionReassignmentsResponseData> listPartitionReassignments(
+        io.strata.protocol.message.ListPartitionReassignmentsRequestData request) {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getName() + " does not serve ListPartitionReassignments"));
+    }
+
     /** UpdateFeatures; see {@link FeatureUpdates}. */
     CompletableFuture<FeatureUpdates.Result> updateFeatures(Map<String, FeatureUpdates.Update> updates, Map<String, short[]> supported,
                                                             boolean validateOnly);

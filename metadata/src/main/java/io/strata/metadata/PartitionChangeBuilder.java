@@ -19,6 +19,8 @@ import java.util.function.IntPredicate;
  *
  * <p>Rules:
  * <ul>
+ *   <li><b>Reassignment</b> (KIP-455): first, a reassignment the target ISR has caught up
+ *       completes ({@link Reassignment#maybeComplete}); everything after sees its target.</li>
  *   <li><b>Election</b> (ONLINE): the current leader stays if it is still a valid leader; else
  *       the first replica, in target replica order, that is valid. Valid = acceptable
  *       ({@code isAcceptableLeader}: registered, unfenced, not in controlled shutdown, KIP-841)
@@ -150,6 +152,7 @@ public final class PartitionChangeBuilder {
         }
         built = true;
         PartitionChangeRecord record = new PartitionChangeRecord().setTopicId(topicId).setPartitionId(partitionId);
+        completeReassignmentIfNeeded();
         populateTargetElr();
         tryElection(record);
         bumpLeaderEpochIfReplicasRemoved(record);
@@ -171,6 +174,22 @@ public final class PartitionChangeBuilder {
         return record.isr() == null && record.leader() == NO_LEADER_CHANGE && record.replicas() == null && record.addingReplicas() == null
             && record.removingReplicas() == null && record.eligibleLeaderReplicas() == null && record.lastKnownElr() == null
             && record.leaderRecoveryState() == -1;
+    }
+
+    /**
+     * A reassignment in the targets whose adding replicas the target ISR now holds completes
+     * here (see {@link Reassignment#maybeComplete}): replicas = target, ISR = ISR ∩ target, no
+     * adding or removing. The election that follows moves the leader if it left the replicas.
+     */
+    private void completeReassignmentIfNeeded() {
+        Optional<Reassignment.Completed> completed = new Reassignment(targetReplicas, targetAdding, targetRemoving).maybeComplete(targetIsr);
+        if (completed.isEmpty()) {
+            return;
+        }
+        targetReplicas = completed.get().replicas();
+        targetIsr = completed.get().isr();
+        targetAdding = List.of();
+        targetRemoving = List.of();
     }
 
     private void populateTargetElr() {

@@ -102,6 +102,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
     private final BrokerHeartbeatManager heartbeats = new BrokerHeartbeatManager();
     private final ReplicationControl replication;
     private final LeaderElections elections;
+    private final PartitionReassignments reassignments;
     private final ElectionSettings electionSettings;
     /** While active: when the next preferred-leader rebalance and unclean-election passes are due (controller thread). */
     private long nextBalanceMs = Long.MAX_VALUE;
@@ -129,6 +130,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
         this.electionSettings = electionSettings;
         this.replication = new ReplicationControl(settings.topicDefaults());
         this.elections = new LeaderElections(replication);
+        this.reassignments = new PartitionReassignments(replication);
         this.bootstrapFeatures = Map.copyOf(bootstrapFeatures);
         this.time = time;
         this.appliedBarrier = appliedBarrier;
@@ -754,6 +756,23 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             uncleanLeaderElections.addAndGet(result.unclean().size());
             return result.response();
         });
+    }
+
+    /** AlterPartitionReassignments (key 45): {@link PartitionReassignments#alter}; answered once its records are committed. */
+    @Override
+    public CompletableFuture<io.strata.protocol.message.AlterPartitionReassignmentsResponseData> alterPartitionReassignments(
+        io.strata.protocol.message.AlterPartitionReassignmentsRequestData request) {
+        return submit("alter partition reassignments", () -> {
+            ReplicationControl.Result<io.strata.protocol.message.AlterPartitionReassignmentsResponseData> result = reassignments.alter(image(), request);
+            return Outcome.of(result.records(), result.response());
+        });
+    }
+
+    /** ListPartitionReassignments (key 46): {@link PartitionReassignments#list} over the latest image, on the controller thread. */
+    @Override
+    public CompletableFuture<io.strata.protocol.message.ListPartitionReassignmentsResponseData> listPartitionReassignments(
+        io.strata.protocol.message.ListPartitionReassignmentsRequestData request) {
+        return submit("list partition reassignments", () -> Outcome.of(List.of(), reassignments.list(image(), request)));
     }
 
     /** Fences every unfenced broker whose session ended or whose suspicion outlasted its grace (controller thread; runs while active). */

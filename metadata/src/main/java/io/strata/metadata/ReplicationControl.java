@@ -322,7 +322,7 @@ public final class ReplicationControl {
         return folded(topic.id(), partitionId, original, current, leaderNamed);
     }
 
-    /** One change from {@code original} to {@code target} (same replicas and reassignment); Leader named if any step named it. */
+    /** One change from {@code original} to {@code target}; Leader named if any step named it. */
     private static Optional<PartitionChangeRecord> folded(java.util.UUID topicId, int partitionId, PartitionRegistration original,
                                                           PartitionRegistration target, boolean leaderNamed) {
         PartitionChangeRecord record = new PartitionChangeRecord().setTopicId(topicId).setPartitionId(partitionId);
@@ -340,6 +340,16 @@ public final class ReplicationControl {
         }
         if (original.leaderRecoveryState() != target.leaderRecoveryState()) {
             record.setLeaderRecoveryState(target.leaderRecoveryState());
+        }
+        // A step may complete a reassignment (PartitionChangeBuilder completes one on any change).
+        if (!java.util.Arrays.equals(original.replicas(), target.replicas())) {
+            record.setReplicas(PartitionRegistration.toList(target.replicas()));
+        }
+        if (!java.util.Arrays.equals(original.addingReplicas(), target.addingReplicas())) {
+            record.setAddingReplicas(PartitionRegistration.toList(target.addingReplicas()));
+        }
+        if (!java.util.Arrays.equals(original.removingReplicas(), target.removingReplicas())) {
+            record.setRemovingReplicas(PartitionRegistration.toList(target.removingReplicas()));
         }
         return PartitionChangeBuilder.isNoOp(record) ? Optional.empty() : Optional.of(record);
     }

@@ -102,6 +102,9 @@ public final class StrataServer implements AutoCloseable {
             .add(ApiMessageType.UNREGISTER_BROKER, 0, 0)
             // Preferred / unclean leader elections, forwarded to the active controller.
             .add(ApiMessageType.ELECT_LEADERS, 0, 2)
+            // KIP-455 reassignments, forwarded to the active controller.
+            .add(ApiMessageType.ALTER_PARTITION_REASSIGNMENTS, 0, 1)
+            .add(ApiMessageType.LIST_PARTITION_REASSIGNMENTS, 0, 0)
             // KIP-853 voter changes, forwarded to the active controller.
             .add(ApiMessageType.ADD_RAFT_VOTER, 0, 1)
             .add(ApiMessageType.REMOVE_RAFT_VOTER, 0, 0)

@@ -38,6 +38,8 @@ public final class ApiHandlers {
         handlers.put(ApiMessageType.UPDATE_FEATURES, new UpdateFeaturesHandler(context));
         handlers.put(ApiMessageType.UNREGISTER_BROKER, new UnregisterBrokerHandler(context));
         handlers.put(ApiMessageType.ELECT_LEADERS, new ElectLeadersHandler(context));
+        handlers.put(ApiMessageType.ALTER_PARTITION_REASSIGNMENTS, PartitionReassignmentsHandler.alter(context));
+        handlers.put(ApiMessageType.LIST_PARTITION_REASSIGNMENTS, PartitionReassignmentsHandler.list(context));
         // KIP-853 voter changes from an Admin on bootstrap.servers: forwarded to the active controller, as Kafka's broker does.
         handlers.put(ApiMessageType.ADD_RAFT_VOTER, RaftVoterHandlers.forwardAddVoter(context));
         handlers.put(ApiMessageType.REMOVE_RAFT_VOTER, RaftVoterHandlers.forwardRemoveVoter(context));

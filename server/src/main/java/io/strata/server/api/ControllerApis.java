@@ -36,7 +36,7 @@ import java.util.Map;
  * {@code __cluster_metadata}, FetchSnapshot) handed to this node's replica; DescribeQuorum; and
  * what brokers ask of the active controller (BrokerRegistration, BrokerHeartbeat, CreateTopics,
  * DeleteTopics, CreatePartitions, IncrementalAlterConfigs, AllocateProducerIds, UpdateFeatures,
- * UnregisterBroker, AlterPartition, ElectLeaders); and the voter changes of KIP-853 (AddRaftVoter, RemoveRaftVoter from
+ * UnregisterBroker, AlterPartition, ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments); and the voter changes of KIP-853 (AddRaftVoter, RemoveRaftVoter from
  * operators; UpdateRaftVoter from voters).
  * A controller that is not the active one answers NOT_CONTROLLER; the broker then asks the leader.
  */
@@ -70,6 +70,8 @@ public final class ControllerApis {
             .add(ApiMessageType.UNREGISTER_BROKER, 0, 0)
             .add(ApiMessageType.ALTER_PARTITION, 2, 3)
             .add(ApiMessageType.ELECT_LEADERS, 0, 2)
+            .add(ApiMessageType.ALTER_PARTITION_REASSIGNMENTS, 0, 1)
+            .add(ApiMessageType.LIST_PARTITION_REASSIGNMENTS, 0, 0)
             .add(ApiMessageType.DESCRIBE_CLUSTER, 0, 2)
             .build();
     }
@@ -116,6 +118,8 @@ public final class ControllerApis {
         handlers.put(ApiMessageType.UPDATE_FEATURES, new UpdateFeaturesHandler(context));
         handlers.put(ApiMessageType.UNREGISTER_BROKER, new UnregisterBrokerHandler(context));
         handlers.put(ApiMessageType.ELECT_LEADERS, new ElectLeadersHandler(context));
+        handlers.put(ApiMessageType.ALTER_PARTITION_REASSIGNMENTS, PartitionReassignmentsHandler.alter(context));
+        handlers.put(ApiMessageType.LIST_PARTITION_REASSIGNMENTS, PartitionReassignmentsHandler.list(context));
         handlers.put(ApiMessageType.ALTER_PARTITION, new AlterPartitionHandler(controller));
         handlers.put(ApiMessageType.INCREMENTAL_ALTER_CONFIGS, request -> alterConfigs(controller, request));
         return handlers;

@@ -353,6 +353,24 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
             (io.strata.protocol.message.ElectLeadersResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
     }
 
+    /** Sent as AlterPartitionReassignments v1; a top-level NOT_CONTROLLER, no known leader or a failed connection is retried as for ElectLeaders. */
+    @Override
+    public CompletableFuture<io.strata.protocol.message.AlterPartitionReassignmentsResponseData> alterPartitionReassignments(
+        io.strata.protocol.message.AlterPartitionReassignmentsRequestData request) {
+        return call(ApiMessageType.ALTER_PARTITION_REASSIGNMENTS, (short) 1, request,
+            (io.strata.protocol.message.AlterPartitionReassignmentsResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(),
+            requestTimeoutMs);
+    }
+
+    /** Sent as ListPartitionReassignments v0; retried as for ElectLeaders. */
+    @Override
+    public CompletableFuture<io.strata.protocol.message.ListPartitionReassignmentsResponseData> listPartitionReassignments(
+        io.strata.protocol.message.ListPartitionReassignmentsRequestData request) {
+        return call(ApiMessageType.LIST_PARTITION_REASSIGNMENTS, (short) 0, request,
+            (io.strata.protocol.message.ListPartitionReassignmentsResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(),
+            requestTimeoutMs);
+    }
+
     /** Sent as UpdateFeatures v1 (upgrade types, validate-only); the controller validates against its own supported levels. */
     @Override
     public CompletableFuture<FeatureUpdates.Result> updateFeatures(Map<String, FeatureUpdates.Update> updates, Map<String, short[]> supported,

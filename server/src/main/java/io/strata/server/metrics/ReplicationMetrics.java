@@ -39,8 +39,8 @@ import java.util.function.Supplier;
  * factor) and {@code r} the replication factor, a led partition is under-replicated when
  * {@code |ISR| < r}, under min ISR when {@code |ISR| < e} and at min ISR when {@code |ISR| == e}:
  * an RF=3 partition with min ISR 2 and ISR [1, 2] is under-replicated and at min ISR.
- * OfflineReplicaCount and ReassigningPartitions are 0: Strata takes no replica offline for a failed
- * directory yet and has no reassignment yet.
+ * OfflineReplicaCount is 0: Strata takes no replica offline for a failed directory yet.
+ * ReassigningPartitions counts led partitions whose image names adding or removing replicas, as Kafka's.
  *
  * <p>Cost: one pass over the hosted partitions per scrape (volatile reads), nothing on the
  * produce or fetch path. Thread-safe: reads volatile state of the partitions and the fetchers'
@@ -103,6 +103,7 @@ public final class ReplicationMetrics implements MetricsCollector {
         int underReplicatedCount = 0;
         int underMinIsrCount = 0;
         int atMinIsrCount = 0;
+        int reassigningCount = 0;
         for (Partition partition : ServerMetrics.sortedPartitions(manager)) {
             String topic = partition.topicPartition().topic();
             String index = Integer.toString(partition.topicPartition().partition());
@@ -115,6 +116,7 @@ public final class ReplicationMetrics implements MetricsCollector {
             underReplicatedCount += under ? 1 : 0;
             underMinIsrCount += belowMin ? 1 : 0;
             atMinIsrCount += atMin ? 1 : 0;
+            reassigningCount += leader && partition.isReassigning() ? 1 : 0;
             underReplicated.add(under ? 1 : 0, topic, index);
             underMinIsr.add(belowMin ? 1 : 0, topic, index);
             atMinIsr.add(atMin ? 1 : 0, topic, index);
@@ -133,7 +135,7 @@ public final class ReplicationMetrics implements MetricsCollector {
         out.add(MetricFamily.gauge("kafka_server_replicamanager_offlinereplicacount",
             "Replicas on this broker whose log directory failed (0: Strata does not take a failed directory offline yet).").add(0));
         out.add(MetricFamily.gauge("kafka_server_replicamanager_reassigningpartitions",
-            "Led partitions being reassigned (0: Strata has no reassignment yet).").add(0));
+            "Led partitions being reassigned (KIP-455: adding or removing replicas).").add(reassigningCount));
         out.add(MetricFamily.counter("kafka_server_replicamanager_isrshrinks_total",
             "ISR shrinks the controller committed for partitions led here.").add(manager.isrShrinks()));
         out.add(MetricFamily.counter("kafka_server_replicamanager_isrexpands_total",

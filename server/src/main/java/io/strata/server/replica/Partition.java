@@ -87,6 +87,8 @@ public final class Partition {
     private volatile int leaderId;
     private volatile int partitionEpoch = NO_EPOCH;
     private volatile int[] assignment = new int[0];
+    /** The image names adding or removing replicas (KIP-455: a reassignment runs; Kafka's isReassigning). */
+    private volatile boolean reassigning;
     private volatile PartitionState partitionState = new PartitionState.Committed(Set.of(), PartitionState.RECOVERED);
     /** The log end offset when this node became leader of the current epoch (-1 when not leader). */
     private volatile long leaderEpochStartOffset = -1L;
@@ -153,6 +155,11 @@ public final class Partition {
     /** The replicas of the assignment, preferred leader first. */
     public int[] assignment() {
         return assignment.clone();
+    }
+
+    /** Whether the latest image names adding or removing replicas: a reassignment runs (Kafka's isReassigning). */
+    public boolean isReassigning() {
+        return reassigning;
     }
 
     /** The log end offset at which this node's current leader epoch began; -1 when not leader. */
@@ -271,6 +278,7 @@ public final class Partition {
             awaitingImage = false;
         }
         assignment = registration.replicas().clone();
+        reassigning = registration.addingReplicas().length > 0 || registration.removingReplicas().length > 0;
     }
 
     /** Same epoch, new assignment (a reassignment adds or removes replicas). Caller holds the write lock. */

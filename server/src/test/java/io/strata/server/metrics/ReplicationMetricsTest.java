@@ -161,6 +161,19 @@ class ReplicationMetricsTest {
     }
 
     @Test
+    void reassigningPartitionsCountsLedPartitionsWhoseImageNamesAddingOrRemovingReplicas() {
+        UUID topicId = UUID.randomUUID();
+        PartitionRecord moving = new PartitionRecord().setTopicId(topicId).setPartitionId(0).setLeader(NODE).setLeaderEpoch(0).setPartitionEpoch(0);
+        moving.replicas().addAll(List.of(1, 2, 3, 4));
+        moving.isr().addAll(List.of(1, 2, 3));
+        moving.setAddingReplicas(new java.util.ArrayList<>(List.of(4)));
+        apply(new TopicRecord().setName("moving").setTopicId(topicId), moving);
+        createTopic("still", NODE, List.of(1, 2, 3), List.of(1, 2, 3));
+
+        assertThat(value(scrape(), "kafka_server_replicamanager_reassigningpartitions")).isEqualTo(1);
+    }
+
+    @Test
     void isrChangesAndReplicationBytesAreCounted() throws Exception {
         createTopic("growing", NODE, List.of(1, 2, 3), List.of(1, 2));
         TopicPartition tp = new TopicPartition("growing", 0);
