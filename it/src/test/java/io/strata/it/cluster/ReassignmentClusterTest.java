@@ -46,8 +46,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * ([1,2,3] → [4,1]) completes while an idempotent acks=all producer writes, --verify reports it
  * done, and a drain finds every acknowledged record exactly once with replicas and ISR the
  * targets, the added replica created its log and the removed ones deleted theirs; --cancel of a reassignment onto a stopped node reverts it to the original replicas.
- * Throttles are not exercised (no ReplicationQuotaManager yet), so --verify and --cancel run with
- * --preserve-throttles.
+ * The move runs with --throttle (the brokers' replication rates and the topic's throttled replica
+ * lists are set, and the --verify that sees it complete clears them); the cancel keeps
+ * --preserve-throttles (it set none).
  */
 @Tag("cluster")
 @ExtendWith(PrintClusterLogsOnFailure.class)
@@ -80,6 +81,22 @@ class ReassignmentClusterTest {
 
     private static List<Integer> ids(List<Node> nodes) {
         return nodes.stream().map(Node::id).toList();
+    }
+
+    /** The topic {@link #TOPIC}'s value of {@code name} ("" when unset). */
+    private static String topicConfig(Admin admin, String name) throws Exception {
+        org.apache.kafka.common.config.ConfigResource topic = new org.apache.kafka.common.config.ConfigResource(
+            org.apache.kafka.common.config.ConfigResource.Type.TOPIC, TOPIC);
+        org.apache.kafka.clients.admin.ConfigEntry entry = admin.describeConfigs(List.of(topic)).all().get(10, TimeUnit.SECONDS).get(topic).get(name);
+        return entry == null || entry.value() == null ? "" : entry.value();
+    }
+
+    /** Broker {@code id}'s dynamic per-broker value of {@code name}, or null when it has none. */
+    private static String brokerConfig(Admin admin, int id, String name) throws Exception {
+        org.apache.kafka.common.config.ConfigResource broker = new org.apache.kafka.common.config.ConfigResource(
+            org.apache.kafka.common.config.ConfigResource.Type.BROKER, Integer.toString(id));
+        org.apache.kafka.clients.admin.ConfigEntry entry = admin.describeConfigs(List.of(broker)).all().get(10, TimeUnit.SECONDS).get(broker).get(name);
+        return entry == null || entry.source() != org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.DYNAMIC_BROKER_CONFIG ? null : entry.value();
     }
 
     private KafkaTool.Result reassign(String... args) {
@@ -120,18 +137,26 @@ class ReassignmentClusterTest {
                 Path moves = plan("moves.json", "{\"version\":1,\"partitions\":["
                     + "{\"topic\":\"" + TOPIC + "\",\"partition\":0,\"replicas\":[2,3,4]},"
                     + "{\"topic\":\"" + TOPIC + "\",\"partition\":1,\"replicas\":[4,1]}]}");
-                KafkaTool.Result executed = reassign("--execute", "--reassignment-json-file", moves.toString());
+                // --throttle sets the brokers' replication rates and the topic's throttled replica lists (10 MB/s: the move
+                // is throttled, not slowed down); the --verify that sees the reassignment complete clears them.
+                KafkaTool.Result executed = reassign("--execute", "--throttle", "10000000", "--reassignment-json-file", moves.toString());
                 assertThat(executed.exitCode()).as("%s", executed).isZero();
                 assertThat(executed.stdout()).as("%s", executed).contains("Successfully started partition reassignment");
+                ClusterHarness.waitUntil(() -> !topicConfig(admin, "leader.replication.throttled.replicas").isEmpty()
+                    && !topicConfig(admin, "follower.replication.throttled.replicas").isEmpty(), DEADLINE, "the topic's throttled replica lists are set");
+                assertThat(brokerConfig(admin, 4, "follower.replication.throttled.rate")).isEqualTo("10000000");
 
                 AtomicReference<KafkaTool.Result> lastVerify = new AtomicReference<>();
                 ClusterHarness.waitUntil(() -> {
-                    KafkaTool.Result verified = reassign("--verify", "--preserve-throttles", "--reassignment-json-file", moves.toString());
+                    KafkaTool.Result verified = reassign("--verify", "--reassignment-json-file", moves.toString());
                     lastVerify.set(verified);
                     return verified.exitCode() == 0 && !verified.stdout().contains("still in progress");
                 }, DEADLINE, "--verify reports the reassignment complete");
                 assertThat(lastVerify.get().stdout()).contains("Reassignment of partition " + TOPIC + "-0 is completed")
                     .contains("Reassignment of partition " + TOPIC + "-1 is completed");
+                ClusterHarness.waitUntil(() -> topicConfig(admin, "leader.replication.throttled.replicas").isEmpty()
+                    && topicConfig(admin, "follower.replication.throttled.replicas").isEmpty()
+                    && brokerConfig(admin, 4, "follower.replication.throttled.rate") == null, DEADLINE, "--verify cleared the throttles");
                 int before = acked.size();
                 ClusterHarness.waitUntil(() -> acked.size() >= before + 200, DEADLINE, "the producer writes after the reassignment");
             } finally {
