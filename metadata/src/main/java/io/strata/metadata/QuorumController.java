@@ -491,7 +491,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
                 response.setShouldShutDown(leadsNothing);
             } else if (fenced && !request.wantFence() && caughtUp) {
                 records.add(new UnfenceBrokerRecord().setBrokerId(id).setBrokerEpoch(broker.epoch()));
-                records.addAll(replication.forUnfencedBrokers(image(), Set.of(id)));
+                records.addAll(noteUncleanElections(image(), replication.forUnfencedBrokers(image(), Set.of(id))));
                 fenced = false;
                 LOG.info("Unfencing broker {} (epoch {}): it has caught up to offset {}", id, broker.epoch(), request.currentMetadataOffset());
             } else if (!fenced && request.wantFence()) {
@@ -550,8 +550,27 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             ids.add(broker.id());
         }
         // Several brokers at once: the election treats them all as unusable, in ascending id order.
-        records.addAll(replication.forUnusableBrokers(image, ids));
+        records.addAll(noteUncleanElections(image, replication.forUnusableBrokers(image, ids)));
         return records;
+    }
+
+    /**
+     * Logs at WARN and counts ({@link #uncleanLeaderElections()}) the unclean elections among
+     * {@code changes} made at fence or unfence time (topics with unclean.leader.election.enable),
+     * then returns {@code changes}. Counted when generated, not when committed: a lost write
+     * over-counts, which only a controller failover can cause.
+     */
+    private List<PartitionChangeRecord> noteUncleanElections(MetadataImage image, List<PartitionChangeRecord> changes) {
+        for (PartitionChangeRecord change : changes) {
+            TopicImage topic = image.topicsById().get(change.topicId());
+            PartitionRegistration before = topic == null ? null : topic.partitions().get(change.partitionId());
+            if (before != null && LeaderElections.isUnclean(before, change)) {
+                uncleanLeaderElections.incrementAndGet();
+                LOG.warn("Unclean leader election for {}-{}: broker {} leads without being known to hold every committed record; "
+                    + "acknowledged data may be lost", topic.name(), change.partitionId(), change.leader());
+            }
+        }
+        return changes;
     }
 
     /** How many of {@code moves} change a leader (for a broker's own election: every partition it led). */

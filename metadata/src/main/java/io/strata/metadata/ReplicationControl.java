@@ -313,7 +313,7 @@ public final class ReplicationControl {
             }
             List<Integer> targetIsr = without(current.isr(), Set.of(broker));
             Optional<PartitionChangeRecord> step = new PartitionChangeBuilder(current, topic.id(), partitionId, acceptable, minIsr, elr)
-                .setTargetIsr(targetIsr).setUncleanShutdownReplicas(uncleanShutdown).build();
+                .setElection(electionAtFenceOrUnfence(image, topic.name())).setTargetIsr(targetIsr).setUncleanShutdownReplicas(uncleanShutdown).build();
             if (step.isPresent()) {
                 leaderNamed |= step.get().leader() != PartitionChangeBuilder.NO_LEADER_CHANGE;
                 current = current.merge(step.get());
@@ -354,6 +354,16 @@ public final class ReplicationControl {
         return PartitionChangeBuilder.isNoOp(record) ? Optional.empty() : Optional.of(record);
     }
 
+    /**
+     * The election a fence, controlled shutdown or unfence uses for {@code topic}: UNCLEAN when
+     * the topic (or cluster default) enables {@code unclean.leader.election.enable}, else ONLINE.
+     * As Kafka's generateLeaderAndIsrUpdates, so a partition whose ISR and ELR give no leader gets
+     * any live replica at once instead of waiting for the periodic unclean pass.
+     */
+    private PartitionChangeBuilder.Election electionAtFenceOrUnfence(MetadataImage image, String topic) {
+        return uncleanLeaderElectionEnabled(image, topic) ? PartitionChangeBuilder.Election.UNCLEAN : PartitionChangeBuilder.Election.ONLINE;
+    }
+
     /** {@link #forUnusableBrokers(MetadataImage, Set, Set)} without unclean shutdowns. */
     public List<PartitionChangeRecord> forUnusableBrokers(MetadataImage image, Set<Integer> brokerIds) {
         return forUnusableBrokers(image, brokerIds, Set.of());
@@ -371,11 +381,13 @@ public final class ReplicationControl {
         for (TopicImage topic : new TreeMap<>(image.topicsByName()).values()) {
             for (Map.Entry<Integer, PartitionRegistration> entry : new TreeMap<>(topic.partitions()).entrySet()) {
                 PartitionRegistration partition = entry.getValue();
-                boolean mayLead = anyIn(partition.isr(), brokerIds) || anyIn(partition.elr(), brokerIds) || anyIn(partition.lastKnownElr(), brokerIds);
+                PartitionChangeBuilder.Election election = electionAtFenceOrUnfence(image, topic.name());
+                boolean mayLead = anyIn(partition.isr(), brokerIds) || anyIn(partition.elr(), brokerIds) || anyIn(partition.lastKnownElr(), brokerIds)
+                    || (election == PartitionChangeBuilder.Election.UNCLEAN && anyIn(partition.replicas(), brokerIds));
                 if (partition.hasLeader() || !mayLead) {
                     continue;
                 }
-                builder(image, topic, entry.getKey(), acceptable).build().filter(change -> change.leader() >= 0).ifPresent(records::add);
+                builder(image, topic, entry.getKey(), acceptable).setElection(election).build().filter(change -> change.leader() >= 0).ifPresent(records::add);
             }
         }
         return records;

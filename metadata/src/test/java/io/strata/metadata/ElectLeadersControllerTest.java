@@ -137,7 +137,7 @@ class ElectLeadersControllerTest {
 
     @Test
     void aLeaderlessPartitionOfATopicAllowingUncleanElectionGetsALiveReplicaAsRecoveringLeader() throws Exception {
-        start(new ElectionSettings(false, INTERVAL_MS, INTERVAL_MS), List.of(1, 2), Map.of("unclean.leader.election.enable", "true"));
+        start(new ElectionSettings(false, INTERVAL_MS, INTERVAL_MS), List.of(1, 2), Map.of());
         // 2 leaves the ISR, then 1 (the last member) is fenced: no leader, ISR [1]. 2 comes back, out of sync.
         harness.heartbeat(2, epochs.get(2), false, true);
         ControllerHarness.waitUntil(() -> harness.partition(TOPIC).isr().length == 1, "2 leaves the ISR");
@@ -145,6 +145,10 @@ class ElectLeadersControllerTest {
         ControllerHarness.waitUntil(() -> !harness.partition(TOPIC).hasLeader(), "the partition has no leader");
         assertThat(harness.heartbeat(2, epochs.get(2), false, false).isFenced()).isFalse();
         assertThat(harness.partition(TOPIC).hasLeader()).as("2 is not in the ISR").isFalse();
+        // As Kafka: enabling the config elects nothing at once; the periodic pass does.
+        harness.controller.alterConfigs(List.of(new ControllerApi.ConfigChange(ConfigResource.topic(TOPIC), "unclean.leader.election.enable", "true")))
+            .get(10, TimeUnit.SECONDS);
+        assertThat(harness.partition(TOPIC).hasLeader()).as("no election on the config change").isFalse();
         assertThat(harness.controller.pollElections().get(10, TimeUnit.SECONDS)).as("not due yet").isZero();
 
         harness.time.sleep(INTERVAL_MS);
@@ -153,6 +157,21 @@ class ElectLeadersControllerTest {
         assertThat(harness.partition(TOPIC).isr()).containsExactly(2);
         assertThat(harness.partition(TOPIC).leaderRecoveryState()).isEqualTo(PartitionRegistration.RECOVERING);
         ControllerHarness.waitUntil(() -> harness.controller.uncleanLeaderElections() == 1, "the unclean election is counted");
+    }
+
+    @Test
+    void withUncleanElectionEnabledAnOutOfSyncReplicaLeadsAsSoonAsItIsUnfenced() throws Exception {
+        start(new ElectionSettings(false, INTERVAL_MS, INTERVAL_MS), List.of(1, 2), Map.of("unclean.leader.election.enable", "true"));
+        harness.heartbeat(2, epochs.get(2), false, true);
+        ControllerHarness.waitUntil(() -> harness.partition(TOPIC).isr().length == 1, "2 leaves the ISR");
+        harness.heartbeat(1, epochs.get(1), false, true);
+        ControllerHarness.waitUntil(() -> !harness.partition(TOPIC).hasLeader(), "no live replica: no leader");
+
+        assertThat(harness.heartbeat(2, epochs.get(2), false, false).isFenced()).isFalse();
+        ControllerHarness.waitUntil(() -> harness.partition(TOPIC).leader() == 2, "2 is elected uncleanly at unfence time");
+        assertThat(harness.partition(TOPIC).isr()).containsExactly(2);
+        assertThat(harness.partition(TOPIC).leaderRecoveryState()).isEqualTo(PartitionRegistration.RECOVERING);
+        assertThat(harness.controller.uncleanLeaderElections()).isEqualTo(1);
     }
 
     @Test

@@ -79,4 +79,31 @@ class ReplicationControlTest {
         assertThat(ReplicationControl.uncleanShutdown(image, 2, -1)).isTrue();
         assertThat(ReplicationControl.uncleanShutdown(image, 7, -1)).as("never registered").isFalse();
     }
+
+    @Test
+    void withUncleanElectionEnabledAFenceElectsAnyLiveReplicaAtOnceAndSetsRecovering() {
+        MetadataImage image = withUnclean(image(false, null, null, new int[] {1}, 1));
+        List<PartitionChangeRecord> records = new ReplicationControl(Map.of()).forUnusableBrokers(image, Set.of(1));
+        PartitionRegistration after = image.apply(List.of(records.get(0)), image.offset() + 1).topic("t").partition(0);
+        assertThat(after.leader()).isEqualTo(2);
+        assertThat(after.isr()).containsExactly(2);
+        assertThat(after.leaderRecoveryState()).isEqualTo(PartitionRegistration.RECOVERING);
+    }
+
+    @Test
+    void withUncleanElectionEnabledAnUnfencedNonIsrReplicaLeadsALeaderlessPartition() {
+        MetadataImage base = image(false, null, null, new int[] {1}, -1);
+        MetadataImage image = base.apply(List.of(register(1, 1, null, true)), base.offset() + 1);
+        ReplicationControl control = new ReplicationControl(Map.of());
+        assertThat(control.forUnfencedBrokers(image, Set.of(2))).as("unclean off: no leader").isEmpty();
+        MetadataImage unclean = withUnclean(image);
+        List<PartitionChangeRecord> records = control.forUnfencedBrokers(unclean, Set.of(2));
+        assertThat(records).hasSize(1);
+        assertThat(records.get(0).leader()).isEqualTo(2);
+    }
+
+    private static MetadataImage withUnclean(MetadataImage image) {
+        return image.apply(List.of(new ConfigRecord().setResourceType(ConfigResource.TOPIC).setResourceName("t")
+            .setName("unclean.leader.election.enable").setValue("true")), image.offset() + 1);
+    }
 }

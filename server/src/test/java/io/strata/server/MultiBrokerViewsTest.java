@@ -285,7 +285,9 @@ class MultiBrokerViewsTest {
             long delayedBefore = broker.server().fetchPurgatory().numDelayed();
             CompletableFuture<FetchResponseData> parked = CompletableFuture.supplyAsync(() -> {
                 try {
-                    return client.send(ApiMessageType.FETCH, 12, fetch("moving", 0, 25_000, false));
+                    // v10: without KIP-392 client metadata only the leader serves the fetch (Kafka's fetchOnlyLeader), so a leadership
+                    // move answers it at once; a v11+ consumer fetch may go on waiting on the follower this node becomes.
+                    return client.send(ApiMessageType.FETCH, 10, fetch("moving", 0, 25_000, false));
                 } catch (java.io.IOException e) {
                     throw new java.io.UncheckedIOException(e);
                 }

@@ -268,8 +268,28 @@ public final class ServerMetrics implements MetricsCollector {
         }
         out.add(MetricFamily.gauge("kafka_controller_kafkacontroller_activecontrollercount", "1 on the active controller.").add(1));
         out.add(MetricFamily.gauge("kafka_controller_kafkacontroller_offlinepartitionscount", "Partitions without a leader.").add(offline));
+        out.add(MetricFamily.gauge("kafka_controller_kafkacontroller_preferredreplicaimbalancecount",
+            "Partitions whose leader is not their first replica (leaderless ones included).").add(preferredReplicaImbalance(image)));
         out.add(MetricFamily.gauge("kafka_controller_kafkacontroller_globaltopiccount", "Topics in the cluster.").add(image.topicsByName().size()));
         out.add(MetricFamily.gauge("kafka_controller_kafkacontroller_globalpartitioncount", "Partitions in the cluster.").add(partitions));
+    }
+
+    /**
+     * PreferredReplicaImbalanceCount: partitions without Kafka's hasPreferredLeader (a leader that
+     * is the first replica), so leaderless partitions count too.
+     */
+    static int preferredReplicaImbalance(MetadataImage image) {
+        int imbalanced = 0;
+        for (TopicImage topic : image.topicsByName().values()) {
+            for (PartitionRegistration registration : topic.partitions().values()) {
+                boolean preferred = registration.hasLeader() && registration.replicas().length > 0
+                    && registration.leader() == registration.replicas()[0];
+                if (!preferred) {
+                    imbalanced++;
+                }
+            }
+        }
+        return imbalanced;
     }
 
     // ---------------------------------------------------------------- request pipeline

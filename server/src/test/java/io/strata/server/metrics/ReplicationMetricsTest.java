@@ -174,6 +174,15 @@ class ReplicationMetricsTest {
     }
 
     @Test
+    void preferredReplicaImbalanceCountsPartitionsNotLedByTheirFirstReplicaIncludingLeaderlessOnes() {
+        createTopic("preferred", NODE, List.of(1, 2, 3), List.of(1, 2, 3));
+        createTopic("moved", 2, List.of(1, 2, 3), List.of(1, 2, 3));
+        createTopic("leaderless", -1, List.of(1, 2, 3), List.of(1));
+
+        assertThat(ServerMetrics.preferredReplicaImbalance(image)).isEqualTo(2);
+    }
+
+    @Test
     void isrChangesAndReplicationBytesAreCounted() throws Exception {
         createTopic("growing", NODE, List.of(1, 2, 3), List.of(1, 2));
         TopicPartition tp = new TopicPartition("growing", 0);
