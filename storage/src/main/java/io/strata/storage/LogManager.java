@@ -346,9 +346,9 @@ public final class LogManager implements Closeable {
                 continue;
             }
             UnifiedLog future = entry.getValue();
-            future.renameDir(topicPartition.toString());
+            UnifiedLog promoted = reopenRenamed(future, future.highWatermark());
             futureLogs.remove(topicPartition);
-            logs.put(topicPartition, future);
+            logs.put(topicPartition, promoted);
             LOG.info("Promoted the future log of {} in {}: its current log was already replaced", topicPartition, future.dir());
         }
     }
@@ -809,7 +809,7 @@ public final class LogManager implements Closeable {
      * crash between the two renames leaves only the future directory, which the next start loads
      * as the partition's future log with no current log; {@link #promoteOrphanFutureLogs} makes it current.
      *
-     * @return the new current log
+     * @return the new current log (a new instance: callers holding the old or the future log re-fetch it)
      * @throws IllegalStateException if there is no current or future log, or the future one lags
      */
     public UnifiedLog replaceCurrentWithFutureLog(TopicPartition topicPartition) throws IOException {
@@ -833,15 +833,34 @@ public final class LogManager implements Closeable {
             future.flush(future.logEndOffset());
             current.close();
             current.renameDir(topicPartition + "." + UUID.randomUUID().toString().replace("-", "") + UnifiedLog.DELETE_DIR_SUFFIX);
-            future.renameDir(topicPartition.toString());
-            future.updateHighWatermark(current.highWatermark());
+            UnifiedLog moved = reopenRenamed(future, current.highWatermark());
             futureLogs.remove(topicPartition);
-            logs.put(topicPartition, future);
+            logs.put(topicPartition, moved);
+            future = moved;
         }
         Path renamed = current.dir();
         scheduler.schedule(() -> deleteDirectoryQuietly(renamed), current.config().fileDeleteDelayMs, TimeUnit.MILLISECONDS);
         LOG.info("Replaced the log of {} with its future log in {}", topicPartition, future.dir());
         return future;
+    }
+
+    /**
+     * Closes a (flushed) future log, renames its directory to {@code <topic>-<p>} in the same data
+     * directory and opens it again there (an open log's segment files keep their old paths).
+     */
+    private UnifiedLog reopenRenamed(UnifiedLog future, long highWatermark) throws IOException {
+        TopicPartition topicPartition = future.topicPartition();
+        future.flush(future.logEndOffset());
+        long startOffset = future.logStartOffset();
+        long endOffset = future.logEndOffset();
+        future.close();
+        Path target = future.dir().resolveSibling(topicPartition.toString());
+        Files.move(future.dir(), target, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        UnifiedLog reopened = UnifiedLog.load(target, topicPartition, future.config(), time, scheduler, new UnifiedLog.LoadParams(startOffset,
+            endOffset, true, producerIdExpirationMs, settings.fsyncOnAck(), java.util.OptionalLong.of(highWatermark)));
+        reopened.setFlushObserver(flushObserver);
+        reopened.setRollListener(this::onRoll);
+        return reopened;
     }
 
     /**

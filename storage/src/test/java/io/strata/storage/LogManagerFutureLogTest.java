@@ -62,8 +62,7 @@ class LogManagerFutureLogTest {
 
         Path oldDir = current.dir();
         UnifiedLog swapped = manager.replaceCurrentWithFutureLog(PARTITION);
-        assertThat(swapped).isSameAs(future);
-        assertThat(manager.getLog(PARTITION)).isSameAs(future);
+        assertThat(manager.getLog(PARTITION)).isSameAs(swapped);
         assertThat(manager.getFutureLog(PARTITION)).isNull();
         assertThat(swapped.dir()).isEqualTo(target.resolve("moves-0"));
         assertThat(swapped.logEndOffset()).isEqualTo(60L);
