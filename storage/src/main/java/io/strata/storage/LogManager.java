@@ -76,6 +76,8 @@ public final class LogManager implements Closeable {
     public static final long DEFAULT_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS = 5000L;
     public static final String CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown";
     public static final String LOCK_FILE = ".lock";
+    /** Suffix of a future log's directory name: {@code <topic>-<partition>.<uuid without dashes>-future} (Kafka's). */
+    public static final String FUTURE_DIR_SUFFIX = "-future";
     /** Background task names (metric labels). */
     public static final String RETENTION_TASK = "log-retention";
     public static final String FLUSH_TASK = "log-flush";
@@ -119,6 +121,12 @@ public final class LogManager implements Closeable {
     private final ScheduledExecutorService scheduler;
     private final BackgroundErrors backgroundErrors;
     private final ConcurrentHashMap<TopicPartition, UnifiedLog> logs = new ConcurrentHashMap<>();
+    /**
+     * Future logs ({@code <topic>-<p>.<uuid>-future}): a copy of a current log being built in
+     * another data directory (AlterReplicaLogDirs); at most one per partition. Writes guarded by
+     * the lock on {@link #logs}.
+     */
+    private final ConcurrentHashMap<TopicPartition, UnifiedLog> futureLogs = new ConcurrentHashMap<>();
     /** Logs being created, outside the lock on {@link #logs} (which guards this map), by data directory. */
     private final Map<TopicPartition, Creation> creating = new HashMap<>();
     private final Map<Path, FileChannel> lockChannels = new HashMap<>();
@@ -235,6 +243,7 @@ public final class LogManager implements Closeable {
         } finally {
             pools.forEach(ExecutorService::shutdown);
         }
+        promoteOrphanFutureLogs();
         loaded = true;
         maybeStartCleaner();
         scheduleBackgroundTasks();
@@ -269,9 +278,10 @@ public final class LogManager implements Closeable {
                 futures.add(pool.submit(() -> deleteDirectoryQuietly(partitionDir)));
                 continue;
             }
+            boolean future = name.endsWith(FUTURE_DIR_SUFFIX);
             TopicPartition topicPartition;
             try {
-                topicPartition = TopicPartition.parse(name);
+                topicPartition = TopicPartition.parse(future ? futurePartitionName(name) : name);
             } catch (IllegalArgumentException e) {
                 LOG.warn("Ignoring directory {}: not a partition directory", partitionDir);
                 loadingRemaining--;
@@ -291,7 +301,7 @@ public final class LogManager implements Closeable {
                     UnifiedLog log = UnifiedLog.load(partitionDir, topicPartition, configs.apply(topicPartition.topic()), time, scheduler, params);
                     log.setFlushObserver(flushObserver);
                     log.setRollListener(this::onRoll);
-                    logs.put(topicPartition, log);
+                    registerLoaded(topicPartition, log, future);
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 } finally {
@@ -300,6 +310,47 @@ public final class LogManager implements Closeable {
             }));
         }
         return futures;
+    }
+
+    /** {@code orders-3} from {@code orders-3.<uuid>-future}; throws IllegalArgumentException when there is no '.'. */
+    private static String futurePartitionName(String dirName) {
+        int dot = dirName.lastIndexOf('.');
+        if (dot <= 0) {
+            throw new IllegalArgumentException("future log directory name is not <topic>-<partition>.<uuid>-future: dirName=" + dirName);
+        }
+        return dirName.substring(0, dot);
+    }
+
+    /**
+     * Registers a log found at start-up. Two current logs of one partition (in two data
+     * directories) are refused, as Kafka does. A leftover future log is kept as the partition's
+     * future log, to be filled further (Kafka resumes the move).
+     */
+    private void registerLoaded(TopicPartition topicPartition, UnifiedLog log, boolean future) {
+        UnifiedLog previous = (future ? futureLogs : logs).putIfAbsent(topicPartition, log);
+        if (previous != null) {
+            throw new IllegalStateException("Duplicate " + (future ? "future " : "") + "log directories for " + topicPartition + ": "
+                + previous.dir() + " and " + log.dir());
+        }
+    }
+
+    /**
+     * A future log without a current log is what a crash inside {@link #replaceCurrentWithFutureLog}
+     * leaves (the current directory was already renamed for deletion): it had caught up, so it
+     * becomes the current log.
+     */
+    private void promoteOrphanFutureLogs() throws IOException {
+        for (Map.Entry<TopicPartition, UnifiedLog> entry : new ArrayList<>(futureLogs.entrySet())) {
+            TopicPartition topicPartition = entry.getKey();
+            if (logs.containsKey(topicPartition)) {
+                continue;
+            }
+            UnifiedLog future = entry.getValue();
+            UnifiedLog promoted = reopenRenamed(future, future.highWatermark());
+            futureLogs.remove(topicPartition);
+            logs.put(topicPartition, promoted);
+            LOG.info("Promoted the future log of {} in {}: its current log was already replaced", topicPartition, future.dir());
+        }
     }
 
     /** Partition directories still loading (for readiness reporting). */
@@ -603,7 +654,9 @@ public final class LogManager implements Closeable {
         for (Path dir : settings.logDirs()) {
             offsets.put(dir, new HashMap<>());
         }
-        for (UnifiedLog log : logs.values()) {
+        List<UnifiedLog> all = new ArrayList<>(logs.values());
+        all.addAll(futureLogs.values());
+        for (UnifiedLog log : all) {
             Map<TopicPartition, Long> dirOffsets = offsets.get(log.dir().getParent());
             if (dirOffsets == null || log.isClosed() && !Files.exists(log.dir())) {
                 continue;
@@ -676,6 +729,157 @@ public final class LogManager implements Closeable {
 
     public Collection<UnifiedLog> allLogs() {
         return logs.values();
+    }
+
+    /** The configured data directories ({@code log.dirs}), in configuration order. */
+    public List<Path> logDirs() {
+        return settings.logDirs();
+    }
+
+    /** The future log of a partition (a move between data directories in progress), or null. */
+    public UnifiedLog getFutureLog(TopicPartition topicPartition) {
+        return futureLogs.get(topicPartition);
+    }
+
+    /** Every future log. */
+    public Collection<UnifiedLog> allFutureLogs() {
+        return futureLogs.values();
+    }
+
+    /**
+     * The future log of a partition in data directory {@code targetDir}, created empty there
+     * (named {@code <topic>-<p>.<uuid>-future}, starting at the current log's start offset) if it
+     * does not exist. The partition must have a current log in another directory.
+     *
+     * @throws IllegalArgumentException if {@code targetDir} is not one of {@link #logDirs()}
+     * @throws IllegalStateException    if there is no current log, it already lives in
+     *                                  {@code targetDir}, or a future log exists in another directory
+     */
+    public UnifiedLog getOrCreateFutureLog(TopicPartition topicPartition, Path targetDir, Optional<UUID> topicId, LogConfig config)
+        throws IOException {
+        Path target = configuredDir(targetDir);
+        synchronized (logs) {
+            UnifiedLog current = logs.get(topicPartition);
+            if (current == null) {
+                throw new IllegalStateException("No current log for " + topicPartition + " to copy into " + target);
+            }
+            if (current.dir().getParent().equals(target)) {
+                throw new IllegalStateException("The log of " + topicPartition + " already lives in " + target);
+            }
+            UnifiedLog existing = futureLogs.get(topicPartition);
+            if (existing != null) {
+                if (!existing.dir().getParent().equals(target)) {
+                    throw new IllegalStateException("The future log of " + topicPartition + " is in " + existing.dir().getParent()
+                        + ", not " + target);
+                }
+                return existing;
+            }
+            String name = topicPartition + "." + UUID.randomUUID().toString().replace("-", "") + FUTURE_DIR_SUFFIX;
+            UnifiedLog future = createLog(target.resolve(name), topicPartition, topicId, config);
+            try {
+                future.truncateFullyAndStartAt(current.logStartOffset());
+            } catch (IOException | RuntimeException e) {
+                future.close();
+                deleteDirectoryQuietly(future.dir());
+                throw e;
+            }
+            futureLogs.put(topicPartition, future);
+            LOG.info("Created future log for {} in {}", topicPartition, future.dir());
+            return future;
+        }
+    }
+
+    /** {@code dir} as spelled in {@link #logDirs()}, matched by normalised absolute path. */
+    private Path configuredDir(Path dir) {
+        Path wanted = dir.toAbsolutePath().normalize();
+        for (Path configured : settings.logDirs()) {
+            if (configured.toAbsolutePath().normalize().equals(wanted)) {
+                return configured;
+            }
+        }
+        throw new IllegalArgumentException("not a configured log directory: dir=" + dir + ", logDirs=" + settings.logDirs());
+    }
+
+    /**
+     * Makes the future log of a partition its current log: the old directory is renamed to
+     * {@code <name>.<uuid>-delete} (deleted in the background, or at the next start), then the
+     * future directory to {@code <topic>-<p>}, and the future log takes the current one's high
+     * watermark. The caller holds the partition's lock so that nothing is appended meanwhile; the
+     * future log must have caught up (same log end offset), so no acknowledged record is lost. A
+     * crash between the two renames leaves only the future directory, which the next start loads
+     * as the partition's future log with no current log; {@link #promoteOrphanFutureLogs} makes it current.
+     *
+     * @return the new current log (a new instance: callers holding the old or the future log re-fetch it)
+     * @throws IllegalStateException if there is no current or future log, or the future one lags
+     */
+    public UnifiedLog replaceCurrentWithFutureLog(TopicPartition topicPartition) throws IOException {
+        UnifiedLog current;
+        UnifiedLog future;
+        synchronized (logs) {
+            current = logs.get(topicPartition);
+            future = futureLogs.get(topicPartition);
+            if (current == null || future == null) {
+                throw new IllegalStateException("Cannot swap the logs of " + topicPartition + ": current=" + current + ", future=" + future);
+            }
+            if (future.logEndOffset() != current.logEndOffset()) {
+                throw new IllegalStateException("The future log of " + topicPartition + " lags: futureLogEndOffset=" + future.logEndOffset()
+                    + ", currentLogEndOffset=" + current.logEndOffset());
+            }
+            LogCleaner running = cleaner;
+            if (running != null) {
+                running.abortCleaning(topicPartition, current.dir().getParent());
+            }
+            current.flush(current.logEndOffset());
+            future.flush(future.logEndOffset());
+            current.close();
+            current.renameDir(topicPartition + "." + UUID.randomUUID().toString().replace("-", "") + UnifiedLog.DELETE_DIR_SUFFIX);
+            UnifiedLog moved = reopenRenamed(future, current.highWatermark());
+            futureLogs.remove(topicPartition);
+            logs.put(topicPartition, moved);
+            future = moved;
+        }
+        Path renamed = current.dir();
+        scheduler.schedule(() -> deleteDirectoryQuietly(renamed), current.config().fileDeleteDelayMs, TimeUnit.MILLISECONDS);
+        LOG.info("Replaced the log of {} with its future log in {}", topicPartition, future.dir());
+        return future;
+    }
+
+    /**
+     * Closes a (flushed) future log, renames its directory to {@code <topic>-<p>} in the same data
+     * directory and opens it again there (an open log's segment files keep their old paths).
+     */
+    private UnifiedLog reopenRenamed(UnifiedLog future, long highWatermark) throws IOException {
+        TopicPartition topicPartition = future.topicPartition();
+        future.flush(future.logEndOffset());
+        long startOffset = future.logStartOffset();
+        long endOffset = future.logEndOffset();
+        future.close();
+        Path target = future.dir().resolveSibling(topicPartition.toString());
+        Files.move(future.dir(), target, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        UnifiedLog reopened = UnifiedLog.load(target, topicPartition, future.config(), time, scheduler, new UnifiedLog.LoadParams(startOffset,
+            endOffset, true, producerIdExpirationMs, settings.fsyncOnAck(), java.util.OptionalLong.of(highWatermark)));
+        reopened.setFlushObserver(flushObserver);
+        reopened.setRollListener(this::onRoll);
+        return reopened;
+    }
+
+    /**
+     * Drops the future log of a partition (a cancelled move): closes it and deletes its directory.
+     * Does nothing when there is none.
+     */
+    public void abortAndDeleteFutureLog(TopicPartition topicPartition) throws IOException {
+        UnifiedLog future;
+        synchronized (logs) {
+            future = futureLogs.remove(topicPartition);
+        }
+        if (future == null) {
+            return;
+        }
+        future.close();
+        future.renameDir(topicPartition + "." + UUID.randomUUID().toString().replace("-", "") + UnifiedLog.DELETE_DIR_SUFFIX);
+        Path renamed = future.dir();
+        scheduler.schedule(() -> deleteDirectoryQuietly(renamed), future.config().fileDeleteDelayMs, TimeUnit.MILLISECONDS);
+        LOG.info("Deleted the future log of {}", topicPartition);
     }
 
     /**
@@ -796,6 +1000,7 @@ public final class LogManager implements Closeable {
         if (running != null) {
             running.abortCleaning(topicPartition, log.dir().getParent());
         }
+        abortAndDeleteFutureLog(topicPartition);
         log.close();
         String deletedName = topicPartition + "." + UUID.randomUUID().toString().replace("-", "") + UnifiedLog.DELETE_DIR_SUFFIX;
         log.renameDir(deletedName);
@@ -841,7 +1046,9 @@ public final class LogManager implements Closeable {
         scheduler.shutdown();
         awaitSchedulerTermination();
         IOException failure = null;
-        for (UnifiedLog log : logs.values()) {
+        List<UnifiedLog> all = new ArrayList<>(logs.values());
+        all.addAll(futureLogs.values());
+        for (UnifiedLog log : all) {
             try {
                 log.flush(log.logEndOffset());
                 log.close();

@@ -5,6 +5,7 @@ import io.strata.protocol.message.DescribeLogDirsRequestData;
 import io.strata.protocol.message.DescribeLogDirsResponseData;
 import io.strata.server.network.Request;
 import io.strata.server.replica.Partition;
+import io.strata.storage.LogManager;
 import io.strata.storage.TopicPartition;
 import io.strata.storage.UnifiedLog;
 import org.slf4j.Logger;
@@ -24,9 +25,11 @@ import java.util.TreeMap;
 
 /**
  * DescribeLogDirs: every configured data directory (absolute path) with the partition logs in
- * it: size in bytes, offset lag (high watermark minus log end, never negative: 0 on a leader;
- * -1 for a log no hosted partition owns) and isFutureKey false (no replica moves between
- * directories). v4+ adds the volume's total and usable bytes, v5 whether the directory is
+ * it: size in bytes, offset lag and isFutureKey. For a current log the lag is the high watermark
+ * minus the log end, never negative (0 on a leader; -1 for a log no hosted partition owns); a
+ * future log (a move between directories, AlterReplicaLogDirs) is listed with isFutureKey true
+ * and lag = current log end minus future log end, never negative, as Kafka's
+ * ReplicaManager.describeLogDirs. v4+ adds the volume's total and usable bytes, v5 whether the directory is
  * cordoned (never, here). A directory that cannot be read is answered KAFKA_STORAGE_ERROR.
  *
  * <p>As in Kafka, with a topic filter every topic of a directory is listed but only the
@@ -54,7 +57,11 @@ final class DescribeLogDirsHandler implements ApiHandler {
             }
         }
         Map<Path, List<UnifiedLog>> logsByDir = new LinkedHashMap<>();
-        for (UnifiedLog log : context.replicaManager().logManager().allLogs()) {
+        LogManager logManager = context.replicaManager().logManager();
+        for (UnifiedLog log : logManager.allLogs()) {
+            logsByDir.computeIfAbsent(normalize(log.dir().getParent()), dir -> new ArrayList<>()).add(log);
+        }
+        for (UnifiedLog log : logManager.allFutureLogs()) {
             logsByDir.computeIfAbsent(normalize(log.dir().getParent()), dir -> new ArrayList<>()).add(log);
         }
         DescribeLogDirsResponseData response = new DescribeLogDirsResponseData().setErrorCode(ErrorCode.NONE.code());
@@ -87,8 +94,10 @@ final class DescribeLogDirsHandler implements ApiHandler {
             if (requested != null && !requested.contains(topicPartition)) {
                 continue;
             }
+            boolean future = context.replicaManager().logManager().getFutureLog(topicPartition) == log;
             topic.partitions().add(new DescribeLogDirsResponseData.DescribeLogDirsPartition().setPartitionIndex(topicPartition.partition())
-                .setPartitionSize(log.size()).setOffsetLag(offsetLag(topicPartition, log)).setIsFutureKey(false));
+                .setPartitionSize(log.size()).setOffsetLag(future ? futureOffsetLag(topicPartition, log) : offsetLag(topicPartition, log))
+                .setIsFutureKey(future));
         }
         result.setTopics(new ArrayList<>(topics.values()));
         return result.setErrorCode(ErrorCode.NONE.code());
@@ -100,6 +109,15 @@ final class DescribeLogDirsHandler implements ApiHandler {
             return -1L;
         }
         return Math.max(log.highWatermark() - log.logEndOffset(), 0L);
+    }
+
+    /** Current log end minus future log end, never negative (Kafka's lag of a future replica). */
+    private long futureOffsetLag(TopicPartition topicPartition, UnifiedLog future) {
+        UnifiedLog current = context.replicaManager().logManager().getLog(topicPartition);
+        if (current == null) {
+            return 0L;
+        }
+        return Math.max(current.logEndOffset() - future.logEndOffset(), 0L);
     }
 
     /** Filesystems larger than 8 EiB report a negative size; Kafka reports Long.MAX_VALUE. */
