@@ -291,6 +291,86 @@ final class ReplicationSimulation implements AutoCloseable {
         }
     }
 
+    /**
+     * Schedules {@code count} faults aimed at divergence over {@code spanMs}: the leader of the moment
+     * cut from the controller and every follower while the producer still reaches it (it appends an
+     * uncommitted tail it can never commit with acks=all, the controller elects another leader, and
+     * after the heal the old leader truncates by DivergingEpoch), the same twice in a row (leader
+     * flips), a follower isolated long enough to leave the ISR, and the leader crashing right after a
+     * producer append (losing its unflushed tail).
+     */
+    void scheduleDivergenceFaults(int count, long spanMs) {
+        for (int i = 0; i < count; i++) {
+            long at = 200 + random.nextInt((int) spanMs);
+            long healAfterMs = SESSION_TIMEOUT_MS + 500 + random.nextInt(2_500);
+            switch (random.nextInt(4)) {
+                case 0 -> schedule(at, "isolate the leader from its cluster", () -> isolateLeaderFromCluster(healAfterMs));
+                case 1 -> {
+                    schedule(at, "isolate the leader from its cluster (flip 1)", () -> isolateLeaderFromCluster(healAfterMs));
+                    schedule(at + healAfterMs + 100 + random.nextInt(500), "isolate the leader from its cluster (flip 2)",
+                        () -> isolateLeaderFromCluster(SESSION_TIMEOUT_MS + 500 + random.nextInt(2_500)));
+                }
+                case 2 -> {
+                    int broker = 1 + random.nextInt(settings.replicationFactor());
+                    schedule(at, "isolate " + broker, () -> isolate(broker));
+                    schedule(at + SimBroker.LAG_TIME_MAX_MS + random.nextInt(3_000), "reconnect " + broker, () -> reconnect(broker));
+                }
+                default -> {
+                    int garbage = random.nextBoolean() ? 0 : 1 + random.nextInt(512);
+                    schedule(at, "crash the leader after its next append", () -> crashLeaderAfterNextAppend(garbage));
+                }
+            }
+        }
+    }
+
+    /** Cuts the current leader from the controller and the other brokers (not from the producer); heals those links after {@code healAfterMs}. */
+    private void isolateLeaderFromCluster(long healAfterMs) {
+        int leader = controller.partition().leader();
+        if (leader < 0) {
+            return;
+        }
+        List<Integer> peers = new ArrayList<>(brokers.keySet());
+        peers.remove(Integer.valueOf(leader));
+        peers.add(SimNetwork.CONTROLLER);
+        for (int peer : peers) {
+            network.cut(leader, peer);
+        }
+        schedule(healAfterMs, "heal leader " + leader + " with its cluster", () -> peers.forEach(peer -> network.heal(leader, peer)));
+    }
+
+    /** Crashes the current leader as soon as its log end offset moves (a producer append), then restarts it. */
+    private void crashLeaderAfterNextAppend(int garbageBytes) {
+        int leader = controller.partition().leader();
+        if (leader < 0 || !brokers.get(leader).alive) {
+            return;
+        }
+        SimBroker broker = brokers.get(leader);
+        long endOffset = broker.log.logEndOffset();
+        long giveUpAtMs = scheduler.nowMs() + 2_000;
+        watchForAppend(broker, endOffset, giveUpAtMs, garbageBytes);
+    }
+
+    private void watchForAppend(SimBroker broker, long endOffset, long giveUpAtMs, int garbageBytes) {
+        if (!broker.alive || scheduler.nowMs() > giveUpAtMs) {
+            return;
+        }
+        if (broker.log.logEndOffset() == endOffset) {
+            schedule(1, "watch " + broker.id + " for an append", () -> watchForAppend(broker, endOffset, giveUpAtMs, garbageBytes));
+            return;
+        }
+        crash(broker.id, garbageBytes);
+        schedule(100 + random.nextInt(2_000), "restart " + broker.id, () -> {
+            if (!broker.alive) {
+                restart(broker.id);
+            }
+        });
+    }
+
+    /** Truncations that removed records after a DivergingEpoch answer, over every broker of this run. */
+    long divergingEpochTruncations() {
+        return brokers.values().stream().mapToLong(broker -> broker.divergingEpochTruncations).sum();
+    }
+
     // ---------------------------------------------------------------- running
 
     /** Runs events until {@code untilMs} of sim time, checking the invariants after every event. */

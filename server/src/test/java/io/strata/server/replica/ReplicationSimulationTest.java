@@ -7,11 +7,14 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 /**
  * Seeded multi-broker replication histories ({@link ReplicationSimulation}): random crashes with
  * loss of the unflushed tail (and garbage bytes), link cuts, isolation and message drops while an
  * idempotent acks=all producer writes, over RF 1, 2, 3, 5, min ISR 1-3 and ELR on and off. The
- * invariants are checked after every event, then the cluster heals and must converge to identical
+ * invariants are checked after every event (a property aimed at divergence isolates leaders that
+ * the producer still reaches, so old leaders must truncate by DivergingEpoch), then the cluster heals and must converge to identical
  * logs holding every acknowledged write. {@code -Dstrata.sim.seeds=N} runs N seeds per property
  * (default {@link #DEFAULT_SEEDS}, to stay within the CI time budget). A failing seed is in the
  * assertion message; keep it in {@link ReplicationRegressionSeedsTest}.
@@ -20,6 +23,8 @@ class ReplicationSimulationTest {
     static final int DEFAULT_SEEDS = 8;
     /** Writes are spread over the whole fault span (an acks=all write takes a few tens of ms here). */
     private static final long WRITE_INTERVAL_MS = 60;
+    private static final int DIVERGENCE_FAULTS = 5;
+    private static final long DIVERGENCE_SPAN_MS = 8_000;
     private static final int[] REPLICATION_FACTORS = {1, 2, 3, 5};
 
     @TempDir
@@ -36,6 +41,17 @@ class ReplicationSimulationTest {
             simulation.scheduleRandomFaults(faults, spanMs);
             simulation.runUntil(spanMs + 5_000);
             simulation.healAndConverge();
+        }
+    }
+
+    /** As {@link #run}, with the divergence-aimed faults; returns the run's DivergingEpoch truncations. */
+    static long runDivergence(ReplicationSimulation.Settings settings, Path root, int faults, long spanMs, int writes) throws IOException {
+        try (ReplicationSimulation simulation = new ReplicationSimulation(settings, root)) {
+            simulation.writesMax = writes;
+            simulation.scheduleDivergenceFaults(faults, spanMs);
+            simulation.runUntil(spanMs + 5_000);
+            simulation.healAndConverge();
+            return simulation.divergingEpochTruncations();
         }
     }
 
@@ -65,6 +81,17 @@ class ReplicationSimulationTest {
     @Test
     void crashesCutsAndDropsWithoutElrLoseNoAcknowledgedWrite() throws IOException {
         runSeeds(2_000, false, 6, 8_000);
+    }
+
+    @Test
+    void isolatedLeadersTruncateTheirUncommittedTailsByDivergingEpoch() throws IOException {
+        long truncations = 0;
+        for (long seed = 4_000; seed < 4_000 + seeds(); seed++) {
+            truncations += runDivergence(settingsFor(seed, seed % 2 == 0), Files.createTempDirectory(tempDir, "seed-" + seed),
+                DIVERGENCE_FAULTS, DIVERGENCE_SPAN_MS, (int) (DIVERGENCE_SPAN_MS / WRITE_INTERVAL_MS));
+        }
+        // Otherwise the property does not exercise divergence (KAFKA-14704 ordering, KIP-320 truncation on fetch).
+        assertTrue(truncations >= seeds() / 2, "only " + truncations + " DivergingEpoch truncations over " + seeds() + " seeds");
     }
 
     @Test

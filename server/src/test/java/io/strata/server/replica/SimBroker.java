@@ -72,6 +72,12 @@ final class SimBroker {
     final FailedPartitions failedPartitions = new FailedPartitions();
     /** A violation seen inside an event (between two invariant checks), or null. */
     String violation;
+    /** Fetch answers carrying a DivergingEpoch that reached this broker's fetcher (kept over restarts). */
+    long divergingEpochAnswers;
+    /** Truncations that removed records right after a DivergingEpoch answer (kept over restarts). */
+    long divergingEpochTruncations;
+    /** Set when a DivergingEpoch answer arrives; the fetcher's next truncation is the one it asked for. */
+    private boolean divergingEpochPending;
 
     boolean alive = true;
     long brokerEpoch;
@@ -358,6 +364,21 @@ final class SimBroker {
 
     // ---------------------------------------------------------------- adapters
 
+    /** Notes a DivergingEpoch in an answer about to reach the fetcher (one partition here, so at most one). */
+    private FetchResponseData noteDivergingEpoch(FetchResponseData response) {
+        if (response != null) {
+            for (FetchResponseData.FetchableTopicResponse topic : response.responses()) {
+                for (FetchResponseData.PartitionData data : topic.partitions()) {
+                    if (data.divergingEpoch().epoch() >= 0) {
+                        divergingEpochAnswers++;
+                        divergingEpochPending = true;
+                    }
+                }
+            }
+        }
+        return response;
+    }
+
     /** The fetcher's view of the leader: requests over the simulated network to the leader broker's handlers. */
     private final class Endpoint implements LeaderEndpoint {
         private final int leaderId;
@@ -373,7 +394,8 @@ final class SimBroker {
 
         @Override
         public CompletableFuture<FetchResponseData> fetch(FetchRequestData request) {
-            return network.request(id, leaderId, "Fetch", () -> brokers.get(leaderId).handleFetch(request));
+            return network.request(id, leaderId, "Fetch", () -> brokers.get(leaderId).handleFetch(request))
+                .thenApply(SimBroker.this::noteDivergingEpoch);
         }
 
         @Override
@@ -434,6 +456,10 @@ final class SimBroker {
                 // Committed data is on every eligible leader (no unclean election here), so a follower never truncates below its HW.
                 violation = "broker " + id + " truncated to " + offset + " below its high watermark " + log.highWatermark();
             }
+            if (divergingEpochPending && offset < log.logEndOffset()) {
+                divergingEpochTruncations++;
+            }
+            divergingEpochPending = false;
             log.truncateTo(offset);
         }
 
