@@ -75,7 +75,8 @@ final class FollowerFetchSession {
 
     /**
      * Builds the next request for exactly {@code next} (in order): a full one if no session is open,
-     * else an incremental one with the changed partitions and the forgotten ones.
+     * else an incremental one with the changed partitions and the forgotten ones. The session keeps
+     * {@code next} as what the leader will hold: the caller must not change it afterwards.
      *
      * @throws IllegalStateException if a request built earlier was not settled
      */
@@ -83,7 +84,7 @@ final class FollowerFetchSession {
         if (pending != null) {
             throw new IllegalStateException(logPrefix + "a fetch request of session " + sessionId + " is still unsettled");
         }
-        pending = new LinkedHashMap<>(next);
+        pending = next; // the caller builds a new map for every request and keeps no reference to it
         pendingFull = nextEpoch == INITIAL_EPOCH;
         Map<UUID, FetchRequestData.FetchTopic> topics = new LinkedHashMap<>();
         List<FetchRequestData.ForgottenTopic> forgotten = new ArrayList<>();

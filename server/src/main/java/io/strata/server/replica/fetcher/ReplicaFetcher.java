@@ -333,10 +333,15 @@ public final class ReplicaFetcher implements AutoCloseable {
         if (failed instanceof FetchInFlight) {
             session.onRequestFailed();
         }
+        backOff(failed.getClass().getSimpleName().replace("InFlight", "") + " to leader " + leader.leaderId() + " failed (" + cause + ")",
+            nowMs);
+    }
+
+    /** A request failed as a whole (no answer, or a top-level error): count it and back the whole fetcher off. */
+    private void backOff(String what, long nowMs) {
         failedRequests++;
         backoffUntilMs = nowMs + config.fetchBackoffMs();
-        LOG.warn("{}{} to leader {} failed ({}); backing off {} ms", logPrefix, failed.getClass().getSimpleName().replace("InFlight", ""),
-            leader.leaderId(), cause.toString(), config.fetchBackoffMs());
+        LOG.warn("{}{}; backing off {} ms", logPrefix, what, config.fetchBackoffMs());
     }
 
     private InFlight nextRequest(long nowMs) {
@@ -434,9 +439,7 @@ public final class ReplicaFetcher implements AutoCloseable {
                 LOG.info("{}Leader {} answered {} for fetch session {}; sending a full fetch", logPrefix, leader.leaderId(), error,
                     response.sessionId());
             } else {
-                failedRequests++;
-                backoffUntilMs = nowMs + config.fetchBackoffMs();
-                LOG.warn("{}Fetch to leader {} answered {}; backing off {} ms", logPrefix, leader.leaderId(), error, config.fetchBackoffMs());
+                backOff("Fetch to leader " + leader.leaderId() + " answered " + error, nowMs);
             }
             return;
         }

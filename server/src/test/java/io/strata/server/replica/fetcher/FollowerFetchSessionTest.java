@@ -85,10 +85,10 @@ class FollowerFetchSessionTest {
         session.onResponse(answer(5));
         LinkedHashMap<FollowerFetchSession.Key, FollowerFetchSession.PartitionRequest> next = new LinkedHashMap<>();
         next.put(A0, new FollowerFetchSession.PartitionRequest("a", 10, 4, 2, 0, 1 << 20, 10));
-        assertThat(named(session.build(next))).containsExactly("a-0@10");
+        assertThat(named(session.build(new LinkedHashMap<>(next)))).containsExactly("a-0@10");
         session.onResponse(answer(5));
         next.put(A0, new FollowerFetchSession.PartitionRequest("a", 10, 4, 2, 0, 1 << 20, 9));
-        assertThat(named(session.build(next))).containsExactly("a-0@10");
+        assertThat(named(session.build(new LinkedHashMap<>(next)))).containsExactly("a-0@10");
     }
 
     @Test
