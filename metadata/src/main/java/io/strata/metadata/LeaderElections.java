@@ -143,6 +143,25 @@ public final class LeaderElections {
         return ErrorCode.NONE;
     }
 
+    /**
+     * How many of {@code records} elect a leader from the partition's ELR in {@code before} (Kafka's
+     * electionFromElr: the new leader was an eligible leader replica, not in the ISR). A partition
+     * changed twice in one batch is judged against {@code before} both times.
+     */
+    static int electionsFromElr(MetadataImage before, List<? extends ApiMessage> records) {
+        int elected = 0;
+        for (ApiMessage record : records) {
+            if (record instanceof PartitionChangeRecord change && change.leader() >= 0) {
+                TopicImage topic = before.topicsById().get(change.topicId());
+                PartitionRegistration partition = topic == null ? null : topic.partitions().get(change.partitionId());
+                if (partition != null && partition.leader() != change.leader() && partition.inElr(change.leader())) {
+                    elected++;
+                }
+            }
+        }
+        return elected;
+    }
+
     /** An election that makes a partition RECOVERING elected a leader that was not known to hold every committed record. */
     static boolean isUnclean(PartitionRegistration before, PartitionChangeRecord change) {
         return change.leader() >= 0 && change.leaderRecoveryState() == PartitionRegistration.RECOVERING

@@ -109,6 +109,8 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
     private long nextUncleanElectionMs = Long.MAX_VALUE;
     /** Committed unclean leader elections by this node while active (UncleanLeaderElectionsPerSec's count). */
     private final java.util.concurrent.atomic.AtomicLong uncleanLeaderElections = new java.util.concurrent.atomic.AtomicLong();
+    /** Committed elections of an ELR member by this node while active (ElectionFromEligibleLeaderReplicasPerSec's count). */
+    private final java.util.concurrent.atomic.AtomicLong electionsFromEligibleLeaderReplicas = new java.util.concurrent.atomic.AtomicLong();
     /** The epoch this controller is active in, or -1. */
     private volatile int activeEpoch = -1;
     /** While active with {@code maxIdleIntervalMs} > 0: when the next NoOpRecord is due (controller thread). */
@@ -351,6 +353,9 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             return;
         }
         MetadataImage after;
+        // Counted against the image the records were generated from, once committed: every election path (fence, unfence,
+        // ElectLeaders, the periodic passes) writes through here.
+        int fromElr = LeaderElections.electionsFromElr(latest, records);
         try {
             // The batch's offsets are known only once it is appended: applied first (a record that cannot be applied is never
             // written), the image takes its real offset after the append.
@@ -384,6 +389,9 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
         after = after.withOffset(lastOffset);
         latest = after;
         List<Runnable> onCommit = new ArrayList<>();
+        if (fromElr > 0) {
+            onCommit.add(() -> electionsFromEligibleLeaderReplicas.addAndGet(fromElr));
+        }
         onCommit.add(complete);
         pending.addLast(new PendingBatch(lastOffset, after, onCommit));
     }
@@ -751,6 +759,15 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
     /** Unclean leader elections this node wrote as active controller and saw committed (kafka.controller ControllerStats UncleanLeaderElectionsPerSec's count). */
     public long uncleanLeaderElections() {
         return uncleanLeaderElections.get();
+    }
+
+    /**
+     * Leaders this node elected from a partition's eligible leader replicas (KIP-966) as active
+     * controller, counted once the change is committed (kafka.controller ControllerStats
+     * ElectionFromEligibleLeaderReplicasPerSec's count). Thread-safe.
+     */
+    public long electionsFromEligibleLeaderReplicas() {
+        return electionsFromEligibleLeaderReplicas.get();
     }
 
     /**

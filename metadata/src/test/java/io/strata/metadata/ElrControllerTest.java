@@ -77,9 +77,12 @@ class ElrControllerTest {
     @Test
     void anUnfencedElrMemberLeadsAfterTheIsrEmptied() throws Exception {
         fenceAll();
+        assertThat(harness.controller.electionsFromEligibleLeaderReplicas()).as("fencing elects nobody from the ELR").isZero();
         int leaderEpoch = partition().leaderEpoch();
         assertThat(harness.heartbeat(2, epochs.get(2), false, false).isFenced()).isFalse();
         waitUntil(() -> partition().leader() == 2, "broker 2 leads from the ELR");
+        waitUntil(() -> harness.controller.electionsFromEligibleLeaderReplicas() == 1, "the ELR election is counted once committed");
+        assertThat(harness.controller.uncleanLeaderElections()).as("an ELR election is clean").isZero();
         assertThat(partition().isr()).containsExactly(2);
         assertThat(partition().elr()).containsExactly(3);
         assertThat(partition().lastKnownElr()).isEmpty();
@@ -113,6 +116,7 @@ class ElrControllerTest {
         assertThat(partition().isr()).containsExactly(1, 3);
         assertThat(partition().elr()).isEmpty();
         assertThat(expanded.leaderEpoch()).isEqualTo(shrunk.leaderEpoch());
+        assertThat(harness.controller.electionsFromEligibleLeaderReplicas()).as("ISR changes elect no leader").isZero();
     }
 
     @Test

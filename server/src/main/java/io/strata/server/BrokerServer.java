@@ -79,6 +79,7 @@ final class BrokerServer {
     private volatile DelayedOperationPurgatory<DelayedProduce> producePurgatory;
     private volatile DelayedOperationPurgatory<DelayedFetch> fetchPurgatory;
     private volatile BrokerReconfiguration reconfiguration;
+    private volatile io.strata.server.api.FetchSessionStatistics fetchSessions;
     private volatile ReplicationQuotaManager leaderReplicationQuota;
     private volatile ReplicationQuotaManager followerReplicationQuota;
     private volatile GroupCoordinator groupCoordinator;
@@ -203,7 +204,9 @@ final class BrokerServer {
         BrokerContext context = new BrokerContext(config, nodeId, shared.clusterId(), controllerApi, replicaManager, apiVersions, shared.features(),
             producerIds, time, groupCoordinator, offsetsTopic, transactionCoordinator, transactionStateTopic,
             shared.directoryId(), metadata, shared.quorum(), shared.remoteController());
-        ApiDispatcher brokerDispatcher = new ApiDispatcher(apiVersions, ApiHandlers.create(context));
+        java.util.Map<io.strata.protocol.message.ApiMessageType, io.strata.server.api.ApiHandler> handlers = ApiHandlers.create(context);
+        fetchSessions = ApiHandlers.fetchSessions(handlers);
+        ApiDispatcher brokerDispatcher = new ApiDispatcher(apiVersions, handlers);
         for (String listener : config.listeners()) {
             String name = ServerConfig.Endpoint.parse(listener).listenerName();
             if (!config.isControllerListener(name)) {
@@ -238,6 +241,11 @@ final class BrokerServer {
     }
 
     /** The leader and follower replication throttles, or null before start-up creates them. */
+    /** The Fetch handler's incremental fetch sessions, for the metrics (null until start-up creates the handlers). */
+    io.strata.server.api.FetchSessionStatistics fetchSessions() {
+        return fetchSessions;
+    }
+
     java.util.List<ReplicationQuotaManager> replicationQuotas() {
         ReplicationQuotaManager leader = leaderReplicationQuota;
         ReplicationQuotaManager follower = followerReplicationQuota;
@@ -278,7 +286,8 @@ final class BrokerServer {
                 : java.util.Optional.of(new InterBrokerClient.Endpoint(leaderId, endpoint.host(), endpoint.port()));
         }, time, new java.util.Random());
         replicaFetchers = new ReplicaFetchers(nodeId, new ReplicaFetcherManager(nodeId, brokerEpoch, fetcherConfig, endpoints, time,
-            backgroundErrors, followerReplicationQuota), endpoints, replicaManager::onFollowerHighWatermark, shared.metrics().topicMetrics()::recordReplicationBytesIn);
+            backgroundErrors, followerReplicationQuota), endpoints, replicaManager::onFollowerHighWatermark, shared.metrics().topicMetrics()::recordReplicationBytesIn,
+            shared.metrics().topicMetrics()::recordReassignmentBytesIn);
         replicaManager.setFollowerFetching(replicaFetchers);
     }
 

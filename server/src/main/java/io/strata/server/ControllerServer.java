@@ -86,6 +86,11 @@ final class ControllerServer {
         shared.socketServer().start(name -> config.isControllerListener(name));
     }
 
+    /** The dead-broker probe, or null when it does not run (standalone node, or strata.broker.disconnect.fence.ms off). */
+    io.strata.server.cluster.BrokerReachabilityProbe reachabilityProbe() {
+        return reachabilityProbe;
+    }
+
     /** The controller (null before {@link #createController}). */
     QuorumController controller() {
         return controller;

@@ -141,6 +141,7 @@ public final class StrataServer implements AutoCloseable {
         long startNanos = System.nanoTime();
         // First, so that /health/ready can be watched while the logs load.
         shared.startMetrics(serverMetricsSources(), healthSources());
+        registerRoleMetrics();
         shared.openMetadataLog();
         if (controllerRole != null) {
             controllerRole.createController();
@@ -178,6 +179,18 @@ public final class StrataServer implements AutoCloseable {
             }, shared::logManager, fromBroker(BrokerServer::replicaManager), fromBroker(BrokerServer::groupCoordinator), shared::requestChannel,
             shared::handlerPool, shared::socketServer, fromBroker(BrokerServer::producePurgatory), fromBroker(BrokerServer::fetchPurgatory),
             fromBroker(BrokerServer::replicaFetcherManager), fromBroker(BrokerServer::replicationQuotas));
+    }
+
+    /** The collectors of role components the server sources do not name: the controller's counters, the fetch sessions. */
+    private void registerRoleMetrics() {
+        ControllerServer controllerServer = controllerRole;
+        if (controllerServer != null) {
+            shared.metrics().register(new io.strata.server.metrics.ControllerStatsMetrics(controllerServer::controller,
+                controllerServer::reachabilityProbe));
+        }
+        if (brokerRole != null) {
+            shared.metrics().register(new io.strata.server.metrics.FetchSessionCacheMetrics(fromBroker(BrokerServer::fetchSessions)));
+        }
     }
 
     /** What /health/ready reads. */

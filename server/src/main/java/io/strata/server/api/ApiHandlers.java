@@ -49,4 +49,9 @@ public final class ApiHandlers {
         new TransactionHandlers(context).register(handlers);
         return handlers;
     }
+
+    /** The incremental fetch sessions of {@code handlers}' Fetch handler, or null if it has none of {@link #create}'s. */
+    public static FetchSessionStatistics fetchSessions(Map<ApiMessageType, ApiHandler> handlers) {
+        return handlers.get(ApiMessageType.FETCH) instanceof FetchHandler fetch ? fetch.sessions() : null;
+    }
 }

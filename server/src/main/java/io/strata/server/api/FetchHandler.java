@@ -49,6 +49,11 @@ final class FetchHandler implements ApiHandler {
             context.config().getInt(ServerConfig.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS));
     }
 
+    /** The sessions this handler keeps, for the broker's metrics. */
+    FetchSessionStatistics sessions() {
+        return sessions;
+    }
+
     @Override
     public void handle(Request request) {
         FetchRequestData body = request.body(FetchRequestData.class);

@@ -15,7 +15,7 @@ import java.util.UUID;
  * <p>Thread-safe: sessions are only touched under this cache's monitor (a session's partitions
  * are read and updated by the one request of that session in flight).
  */
-final class FetchSessionCache {
+final class FetchSessionCache implements FetchSessionStatistics {
     /** Session epoch of a request that opens a session (or asks for a full fetch). */
     static final int INITIAL_EPOCH = 0;
     /** Session epoch that closes a session (or asks for a sessionless full fetch). */
@@ -204,5 +204,20 @@ final class FetchSessionCache {
 
     synchronized int size() {
         return sessions.size();
+    }
+
+    @Override
+    public int sessionCount() {
+        return size();
+    }
+
+    @Override
+    public long cachedPartitions() {
+        return totalPartitions();
+    }
+
+    @Override
+    public long evictionCount() {
+        return evictions();
     }
 }

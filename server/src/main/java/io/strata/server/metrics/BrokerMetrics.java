@@ -92,6 +92,18 @@ public final class BrokerMetrics implements AutoCloseable {
         return topics;
     }
 
+    /**
+     * Adds a scrape-time collector of a role's components (the controller's, the Fetch handler's)
+     * that the start-up sources do not name; it is asked at every scrape after the ones registered
+     * before it. Does nothing when metrics are disabled. Thread-safe.
+     */
+    public void register(MetricsCollector collector) {
+        java.util.Objects.requireNonNull(collector, "collector");
+        if (registry != null) {
+            registry.register(collector);
+        }
+    }
+
     public boolean isEnabled() {
         return registry != null;
     }

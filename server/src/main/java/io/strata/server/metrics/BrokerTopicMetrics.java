@@ -17,7 +17,10 @@ import java.util.function.Supplier;
  * meters only): {@code ReplicationBytesInPerSec}, the record bytes this node appended as a follower,
  * and {@code ReplicationBytesOutPerSec}, the record bytes it answered followers' fetches with. A
  * follower's fetch counts as a fetch request of its topic (Kafka's TotalFetchRequestsPerSec counts
- * every fetch) but its bytes are not consumer bytes out.
+ * every fetch) but its bytes are not consumer bytes out. The part of that traffic that moves a
+ * partition to a replica being added by a reassignment (KIP-455) is also counted as
+ * {@code ReassignmentBytesInPerSec} (appended here while this node is an adding replica) and
+ * {@code ReassignmentBytesOutPerSec} (answered to an adding replica), broker-wide as in Kafka.
  *
  * <p>Hot path: a topic's counters are created on its first use and found with one
  * {@link ConcurrentHashMap#get} afterwards; recording is {@link LongAdder} increments. Only
@@ -35,6 +38,8 @@ public final class BrokerTopicMetrics implements MetricsCollector {
     private final ConcurrentHashMap<String, TopicCounters> topics = new ConcurrentHashMap<>();
     private final LongAdder replicationBytesIn = new LongAdder();
     private final LongAdder replicationBytesOut = new LongAdder();
+    private final LongAdder reassignmentBytesIn = new LongAdder();
+    private final LongAdder reassignmentBytesOut = new LongAdder();
 
     /** The counters of one topic. */
     static final class TopicCounters {
@@ -90,6 +95,15 @@ public final class BrokerTopicMetrics implements MetricsCollector {
      * follower's bytes count as replication bytes out only (Kafka's BrokerTopicStats.updateBytesOut).
      */
     public void recordFetch(String topic, int bytes, boolean failed, boolean fromFollower) {
+        recordFetch(topic, bytes, failed, fromFollower, false);
+    }
+
+    /**
+     * As {@link #recordFetch(String, int, boolean, boolean)}; {@code toAddingReplica} (meaningful
+     * for a follower's fetch only) says the follower is an adding replica of a running
+     * reassignment, so its bytes also count as reassignment bytes out (Kafka's isReassignmentFetch).
+     */
+    public void recordFetch(String topic, int bytes, boolean failed, boolean fromFollower, boolean toAddingReplica) {
         if (!enabled) {
             return;
         }
@@ -99,6 +113,9 @@ public final class BrokerTopicMetrics implements MetricsCollector {
             counters.failedFetchRequests.increment();
         } else if (fromFollower) {
             replicationBytesOut.add(bytes);
+            if (toAddingReplica) {
+                reassignmentBytesOut.add(bytes);
+            }
         } else {
             counters.bytesOut.add(bytes);
         }
@@ -108,6 +125,13 @@ public final class BrokerTopicMetrics implements MetricsCollector {
     public void recordReplicationBytesIn(long bytes) {
         if (enabled) {
             replicationBytesIn.add(bytes);
+        }
+    }
+
+    /** This node appended {@code bytes} of record batches as an adding replica of a running reassignment (also replication bytes in). */
+    public void recordReassignmentBytesIn(long bytes) {
+        if (enabled) {
+            reassignmentBytesIn.add(bytes);
         }
     }
 
@@ -144,6 +168,12 @@ public final class BrokerTopicMetrics implements MetricsCollector {
             "Record batch bytes appended as a follower (broker-wide, as Kafka counts it).").add(replicationBytesIn.sum()));
         out.add(MetricFamily.counter("kafka_server_brokertopicmetrics_replicationbytesout_total",
             "Record bytes sent in answers to followers' fetches (broker-wide, as Kafka counts it).").add(replicationBytesOut.sum()));
+        out.add(MetricFamily.counter("kafka_server_brokertopicmetrics_reassignmentbytesin_total",
+            "Record batch bytes appended as an adding replica of a partition reassignment (part of the replication bytes in).")
+            .add(reassignmentBytesIn.sum()));
+        out.add(MetricFamily.counter("kafka_server_brokertopicmetrics_reassignmentbytesout_total",
+            "Record bytes sent in answers to the fetches of adding replicas of a partition reassignment (part of the replication bytes out).")
+            .add(reassignmentBytesOut.sum()));
     }
 
     private static MetricFamily family(String kafkaName, String help) {

@@ -29,6 +29,7 @@ import java.util.function.Supplier;
  *   kafka_server_replicamanager_isrshrinks_total                       ReplicaManager IsrShrinksPerSec
  *   kafka_server_replicamanager_isrexpands_total                       ReplicaManager IsrExpandsPerSec
  *   kafka_server_replicamanager_failedisrupdates_total                 ReplicaManager FailedIsrUpdatesPerSec
+ *   strata_replication_follower_reads_for_consumers_total              (Strata) consumer fetch partitions read here as a follower (KIP-392)
  *   + the fetcher families of {@link ReplicaFetcherMetrics}
  * </pre>
  *
@@ -142,6 +143,9 @@ public final class ReplicationMetrics implements MetricsCollector {
             "ISR expands the controller committed for partitions led here.").add(manager.isrExpands()));
         out.add(MetricFamily.counter("kafka_server_replicamanager_failedisrupdates_total",
             "ISR changes the controller refused or that could not be sent.").add(manager.failedIsrUpdates()));
+        out.add(MetricFamily.counter("strata_replication_follower_reads_for_consumers_total",
+            "Consumer fetch partitions this broker read as a follower of the partition (KIP-392 fetch from the closest replica).")
+            .add(manager.followerReadsForConsumers()));
     }
 
     private static MetricFamily partitionGauge(String name, String help) {

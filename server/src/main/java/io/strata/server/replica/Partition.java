@@ -89,6 +89,8 @@ public final class Partition {
     private volatile int[] assignment = new int[0];
     /** The image names adding or removing replicas (KIP-455: a reassignment runs; Kafka's isReassigning). */
     private volatile boolean reassigning;
+    /** The image's adding replicas (KIP-455), never modified once published: read on the fetch paths without a copy. */
+    private volatile int[] addingReplicas = new int[0];
     private volatile PartitionState partitionState = new PartitionState.Committed(Set.of(), PartitionState.RECOVERED);
     /** The log end offset when this node became leader of the current epoch (-1 when not leader). */
     private volatile long leaderEpochStartOffset = -1L;
@@ -160,6 +162,25 @@ public final class Partition {
     /** Whether the latest image names adding or removing replicas: a reassignment runs (Kafka's isReassigning). */
     public boolean isReassigning() {
         return reassigning;
+    }
+
+    /**
+     * Whether the latest image names {@code replicaId} among the adding replicas of a running
+     * reassignment (Kafka's isAddingReplica: its fetches count as ReassignmentBytesOutPerSec on
+     * the leader). Allocation-free; thread-safe (one volatile read).
+     */
+    public boolean isAddingReplica(int replicaId) {
+        for (int adding : addingReplicas) {
+            if (adding == replicaId) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether this node is an adding replica of a running reassignment (Kafka's isAddingLocalReplica: ReassignmentBytesInPerSec). */
+    public boolean isAddingLocalReplica() {
+        return isAddingReplica(localBrokerId);
     }
 
     /** The log end offset at which this node's current leader epoch began; -1 when not leader. */
@@ -279,6 +300,7 @@ public final class Partition {
         }
         assignment = registration.replicas().clone();
         reassigning = registration.addingReplicas().length > 0 || registration.removingReplicas().length > 0;
+        addingReplicas = registration.addingReplicas().clone();
     }
 
     /** Same epoch, new assignment (a reassignment adds or removes replicas). Caller holds the write lock. */

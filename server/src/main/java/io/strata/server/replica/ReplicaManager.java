@@ -949,9 +949,12 @@ public final class ReplicaManager implements MetadataPublisher {
             return;
         }
         for (Map.Entry<TopicPartition, FetchPartitionData> entry : results.entrySet()) {
-            if (partitions.containsKey(entry.getKey())) {
+            Partition partition = partitions.get(entry.getKey());
+            if (partition != null) {
                 FetchPartitionData data = entry.getValue();
-                metrics.recordFetch(entry.getKey().topic(), data.records().sizeInBytes(), data.error() != ErrorCode.NONE, params.isFromFollower());
+                boolean toAddingReplica = params.isFromFollower() && partition.isAddingReplica(params.replicaId());
+                metrics.recordFetch(entry.getKey().topic(), data.records().sizeInBytes(), data.error() != ErrorCode.NONE, params.isFromFollower(),
+                    toAddingReplica);
             }
         }
     }

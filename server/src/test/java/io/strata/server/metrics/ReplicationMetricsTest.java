@@ -219,6 +219,50 @@ class ReplicationMetricsTest {
         assertThat(value(scrape(), "kafka_server_brokertopicmetrics_replicationbytesin_total")).isEqualTo(123);
     }
 
+    @Test
+    void reassignmentBytesOutCountOnlyAnswersToAnAddingReplica() throws Exception {
+        apply(broker(4, 30L));
+        UUID topicId = UUID.randomUUID();
+        PartitionRecord moving = new PartitionRecord().setTopicId(topicId).setPartitionId(0).setLeader(NODE).setLeaderEpoch(0).setPartitionEpoch(0);
+        moving.replicas().addAll(List.of(1, 2, 4));
+        moving.isr().addAll(List.of(1, 2));
+        moving.setAddingReplicas(new ArrayList<>(List.of(4)));
+        apply(new TopicRecord().setName("moving").setTopicId(topicId), moving);
+        TopicPartition tp = new TopicPartition("moving", 0);
+        produce(tp, 3);
+        assertThat(replicaManager.partition(tp).isAddingReplica(4)).isTrue();
+        assertThat(replicaManager.partition(tp).isAddingReplica(2)).isFalse();
+        assertThat(replicaManager.partition(tp).isAddingLocalReplica()).as("the leader is not being added").isFalse();
+
+        int toMember = followerFetch(tp, 2, 10L, 0).records().sizeInBytes();
+        int toAdding = followerFetch(tp, 4, 30L, 0).records().sizeInBytes();
+        assertThat(toAdding).as("the adding replica read the three records").isPositive();
+
+        PrometheusText scrape = scrape();
+        assertThat(value(scrape, "kafka_server_brokertopicmetrics_reassignmentbytesout_total")).isEqualTo(toAdding);
+        assertThat(value(scrape, "kafka_server_brokertopicmetrics_replicationbytesout_total")).as("reassignment bytes are replication bytes too")
+            .isEqualTo(toMember + toAdding);
+        assertThat(value(scrape, "kafka_server_brokertopicmetrics_reassignmentbytesin_total")).isZero();
+        topicMetrics.recordReassignmentBytesIn(77);
+        assertThat(value(scrape(), "kafka_server_brokertopicmetrics_reassignmentbytesin_total")).isEqualTo(77);
+    }
+
+    @Test
+    void consumerReadsServedAsAFollowerAreCounted() {
+        createTopic("followed", 2, List.of(1, 2, 3), List.of(1, 2, 3));
+        TopicPartition tp = new TopicPartition("followed", 0);
+        assertThat(value(scrape(), "strata_replication_follower_reads_for_consumers_total")).isZero();
+
+        CompletableFuture<FetchPartitionData> result = new CompletableFuture<>();
+        LinkedHashMap<TopicPartition, PartitionFetchInfo> infos = new LinkedHashMap<>();
+        infos.put(tp, new PartitionFetchInfo(0, 1 << 20, 0, -1, 0L));
+        replicaManager.fetchMessages(FetchParams.consumer(0, 1, 1 << 20, io.strata.storage.FetchIsolation.HIGH_WATERMARK,
+            new io.strata.server.replica.ClientMetadata("", "consumer", "PLAINTEXT")), infos, results -> result.complete(results.get(tp)));
+        assertThat(result.join().error()).isEqualTo(ErrorCode.NONE);
+
+        assertThat(value(scrape(), "strata_replication_follower_reads_for_consumers_total")).isEqualTo(1);
+    }
+
     private static AlterPartitionResponseData.PartitionData answer(ErrorCode error, List<Integer> isr, int partitionEpoch) {
         AlterPartitionResponseData.PartitionData answer = new AlterPartitionResponseData.PartitionData().setPartitionIndex(0)
             .setErrorCode(error.code());

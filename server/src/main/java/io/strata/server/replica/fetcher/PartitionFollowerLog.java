@@ -21,7 +21,8 @@ import java.util.function.LongConsumer;
  * the data on disk, as the leader does. The follower's high watermark only moves forward here
  * (truncation lowers it); every move is reported to {@code onHighWatermark} (delayed consumer
  * fetches on this replica). The bytes of every append are reported to {@code onAppendedBytes}
- * (Kafka's ReplicationBytesInPerSec).
+ * (Kafka's ReplicationBytesInPerSec), and also to {@code onReassignmentBytes} while this node is
+ * an adding replica of a running reassignment (Kafka's ReassignmentBytesInPerSec).
  *
  * <p>Thread-safe: the log serialises its own changes.
  */
@@ -30,12 +31,19 @@ final class PartitionFollowerLog implements FollowerLog {
     private final UnifiedLog log;
     private final Consumer<TopicPartition> onHighWatermark;
     private final LongConsumer onAppendedBytes;
+    private final LongConsumer onReassignmentBytes;
 
     PartitionFollowerLog(Partition partition, Consumer<TopicPartition> onHighWatermark, LongConsumer onAppendedBytes) {
+        this(partition, onHighWatermark, onAppendedBytes, bytes -> { });
+    }
+
+    PartitionFollowerLog(Partition partition, Consumer<TopicPartition> onHighWatermark, LongConsumer onAppendedBytes,
+                         LongConsumer onReassignmentBytes) {
         this.partition = partition;
         this.log = partition.log();
         this.onHighWatermark = onHighWatermark;
         this.onAppendedBytes = onAppendedBytes;
+        this.onReassignmentBytes = onReassignmentBytes;
     }
 
     @Override
@@ -87,6 +95,9 @@ final class PartitionFollowerLog implements FollowerLog {
     public long appendAsFollower(MemoryRecords records, int currentLeaderEpoch) throws IOException {
         log.appendAsFollower(records, currentLeaderEpoch);
         onAppendedBytes.accept(records.sizeInBytes());
+        if (partition.isAddingLocalReplica()) {
+            onReassignmentBytes.accept(records.sizeInBytes());
+        }
         long end = log.logEndOffset();
         if (log.fsyncOnAck()) {
             log.flush(end);

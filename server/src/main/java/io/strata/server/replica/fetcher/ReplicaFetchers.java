@@ -27,6 +27,7 @@ public final class ReplicaFetchers implements FollowerFetching, AutoCloseable {
     private final AutoCloseable endpoints;
     private final Consumer<TopicPartition> onFollowerHighWatermark;
     private final LongConsumer replicationBytesIn;
+    private final LongConsumer reassignmentBytesIn;
 
     /**
      * @param endpoints               closed after the manager (the leader endpoints' shared connections)
@@ -43,11 +44,24 @@ public final class ReplicaFetchers implements FollowerFetching, AutoCloseable {
      */
     public ReplicaFetchers(int localBrokerId, ReplicaFetcherManager manager, AutoCloseable endpoints, Consumer<TopicPartition> onFollowerHighWatermark,
                            LongConsumer replicationBytesIn) {
+        this(localBrokerId, manager, endpoints, onFollowerHighWatermark, replicationBytesIn, bytes -> { });
+    }
+
+    /**
+     * @param endpoints               closed after the manager (the leader endpoints' shared connections)
+     * @param onFollowerHighWatermark called when a follower's high watermark moved
+     * @param replicationBytesIn      told the bytes of every follower append (on the fetcher threads; must not block)
+     * @param reassignmentBytesIn     told the bytes of every follower append while this node is an adding replica of the
+     *                                partition's reassignment (on the fetcher threads; must not block)
+     */
+    public ReplicaFetchers(int localBrokerId, ReplicaFetcherManager manager, AutoCloseable endpoints, Consumer<TopicPartition> onFollowerHighWatermark,
+                           LongConsumer replicationBytesIn, LongConsumer reassignmentBytesIn) {
         this.localBrokerId = localBrokerId;
         this.manager = manager;
         this.endpoints = endpoints;
         this.onFollowerHighWatermark = onFollowerHighWatermark;
         this.replicationBytesIn = replicationBytesIn;
+        this.reassignmentBytesIn = reassignmentBytesIn;
     }
 
     public ReplicaFetcherManager manager() {
@@ -64,7 +78,7 @@ public final class ReplicaFetchers implements FollowerFetching, AutoCloseable {
                 leaderless.add(partition.topicPartition());
             } else {
                 fetch.put(partition.topicPartition(), new InitialFetchState(partition.topicId(), leader, partition.leaderEpoch(),
-                    new PartitionFollowerLog(partition, onFollowerHighWatermark, replicationBytesIn)));
+                    new PartitionFollowerLog(partition, onFollowerHighWatermark, replicationBytesIn, reassignmentBytesIn)));
             }
         }
         if (!leaderless.isEmpty()) {
