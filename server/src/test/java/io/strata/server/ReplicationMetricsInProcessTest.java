@@ -84,7 +84,50 @@ class ReplicationMetricsInProcessTest {
         }
     }
 
+    @Test
+    void aReassignmentCountsItsBytesOnTheLeaderAndTheAddingReplica() throws Exception {
+        String moved = "moved";
+        org.apache.kafka.common.TopicPartition partition = new org.apache.kafka.common.TopicPartition(moved, 0);
+        try (InProcessCluster cluster = InProcessCluster.start(dir, 3, FAST_FENCING);
+             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap()))) {
+            admin.createTopics(List.of(new NewTopic(moved, Map.of(0, List.of(1))))).all().get(30, TimeUnit.SECONDS);
+            cluster.awaitLeaders(moved, 1, TIMEOUT_MS);
+            produce(cluster, moved, 1, 300);
+            List<Integer> all = List.of(1, 2, 3);
+            for (int node : all) {
+                PrometheusText scrape = scrape(cluster, node);
+                assertThat(scrape.sum("kafka_server_brokertopicmetrics_reassignmentbytesin_total")).as("node %d before", node).isZero();
+                assertThat(scrape.sum("kafka_server_brokertopicmetrics_reassignmentbytesout_total")).as("node %d before", node).isZero();
+                assertThat(scrape.has("kafka_controller_controllerstats_uncleanleaderelections_total")).as("node %d", node).isTrue();
+                assertThat(scrape.has("kafka_controller_controllerstats_electionfromeligibleleaderreplicas_total")).as("node %d", node).isTrue();
+                assertThat(scrape.has("strata_controller_broker_probe_refusals_total")).as("the probe runs on node %d", node).isTrue();
+                assertThat(scrape.has("kafka_server_fetchsessioncache_numincrementalfetchsessions")).as("node %d", node).isTrue();
+            }
+
+            admin.alterPartitionReassignments(Map.of(partition,
+                java.util.Optional.of(new org.apache.kafka.clients.admin.NewPartitionReassignment(List.of(1, 2))))).all().get(30, TimeUnit.SECONDS);
+            List<PrometheusText> scrapes = awaitScrapes(cluster, all, "the reassignment's bytes counted out on node 1 and in on node 2",
+                current -> current.get(0).sum("kafka_server_brokertopicmetrics_reassignmentbytesout_total") > 0
+                    && current.get(1).sum("kafka_server_brokertopicmetrics_reassignmentbytesin_total") > 0);
+            PrometheusText leader = scrapes.get(0);
+            PrometheusText adding = scrapes.get(1);
+            assertThat(leader.sum("kafka_server_brokertopicmetrics_reassignmentbytesout_total"))
+                .as("reassignment bytes are part of the replication bytes").isLessThanOrEqualTo(leader.sum("kafka_server_brokertopicmetrics_replicationbytesout_total"));
+            assertThat(adding.sum("kafka_server_brokertopicmetrics_reassignmentbytesin_total"))
+                .isLessThanOrEqualTo(adding.sum("kafka_server_brokertopicmetrics_replicationbytesin_total"));
+            assertThat(scrapes.get(2).sum("kafka_server_brokertopicmetrics_reassignmentbytesin_total")).as("node 3 takes no part").isZero();
+            // The adding replica's fetcher holds an incremental fetch session on the leader.
+            assertThat(leader.sum("kafka_server_fetchsessioncache_numincrementalfetchsessions")).isGreaterThanOrEqualTo(1);
+            assertThat(leader.sum("kafka_server_fetchsessioncache_numincrementalfetchpartitionscached")).isGreaterThanOrEqualTo(1);
+            assertThat(sum(scrapes, "kafka_controller_controllerstats_uncleanleaderelections_total")).isZero();
+        }
+    }
+
     private static void produce(InProcessCluster cluster, int records) throws Exception {
+        produce(cluster, TOPIC, PARTITIONS, records);
+    }
+
+    private static void produce(InProcessCluster cluster, String topic, int partitions, int records) throws Exception {
         Properties properties = new Properties();
         properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap());
         properties.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -93,7 +136,7 @@ class ReplicationMetricsInProcessTest {
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(properties)) {
             List<Future<RecordMetadata>> sent = new ArrayList<>();
             for (int i = 0; i < records; i++) {
-                sent.add(producer.send(new ProducerRecord<>(TOPIC, i % PARTITIONS, null, "value-" + i)));
+                sent.add(producer.send(new ProducerRecord<>(topic, i % partitions, null, "value-" + i)));
             }
             for (Future<RecordMetadata> future : sent) {
                 future.get(30, TimeUnit.SECONDS);
