@@ -188,9 +188,18 @@ class ObservabilityTest {
             "kafka_server_brokertopicmetrics_replicationbytesin_total", "kafka_server_brokertopicmetrics_replicationbytesout_total",
             "kafka_server_replicafetchermanager_maxlag", "kafka_server_replicafetchermanager_failedpartitionscount",
             "kafka_server_replicafetchermanager_deadthreadcount", "kafka_server_leaderreplication_byte_rate",
-            "kafka_server_followerreplication_byte_rate")) {
+            "kafka_server_followerreplication_byte_rate", "kafka_server_brokertopicmetrics_reassignmentbytesin_total",
+            "kafka_server_brokertopicmetrics_reassignmentbytesout_total", "strata_replication_follower_reads_for_consumers_total",
+            "kafka_controller_controllerstats_uncleanleaderelections_total",
+            "kafka_controller_controllerstats_electionfromeligibleleaderreplicas_total",
+            "kafka_server_fetchsessioncache_incrementalfetchsessionevictions_total")) {
             assertThat(scrape.samples(zero)).as(zero).singleElement().satisfies(sample -> assertThat(sample.value()).as(zero).isZero());
         }
+        // The consumer's incremental fetch sessions: however many it left open, the gauges are there.
+        assertThat(scrape.samples("kafka_server_fetchsessioncache_numincrementalfetchsessions")).singleElement()
+            .satisfies(sample -> assertThat(sample.value()).isGreaterThanOrEqualTo(0));
+        assertThat(scrape.has("kafka_server_fetchsessioncache_numincrementalfetchpartitionscached")).isTrue();
+        assertThat(scrape.has("strata_controller_broker_probe_refusals_total")).as("a single node runs no probe of other brokers").isFalse();
     }
 
     @Test
