@@ -33,11 +33,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * an RF=3 topic with min.insync.replicas=3 loses one node, whose replica goes to the ELR that
  * DescribeTopicPartitions reports; a broker-level min.insync.replicas and the removal of the
  * cluster-level one are refused with INVALID_CONFIG and Kafka's messages; changing the topic's
- * min.insync.replicas clears its ELR; {@code eligible.leader.replicas.version} goes off with
+ * min.insync.replicas clears its ELR (not another topic's), setting the cluster-level one, even to
+ * the value it has, clears every ELR; {@code eligible.leader.replicas.version} goes off with
  * SAFE_DOWNGRADE, and afterwards a broker-level min.insync.replicas is accepted.
  */
 class ElrAdminInProcessTest {
     private static final String TOPIC = "elr";
+    private static final String OTHER = "other";
     private static final Map<String, String> FAST_FENCING = Map.of("broker.session.timeout.ms", "3000", "broker.heartbeat.interval.ms", "500",
         "replica.fetch.wait.max.ms", "100");
     private static final long WAIT_MS = 30_000;
@@ -49,21 +51,29 @@ class ElrAdminInProcessTest {
     void minIsrRulesAndTheElrFeatureDowngradeThroughTheAdminClient() throws Exception {
         try (InProcessCluster cluster = InProcessCluster.start(dir, 3, FAST_FENCING)) {
             try (Admin admin = admin(cluster)) {
-                admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 3).configs(Map.of("min.insync.replicas", "3"))))
+                admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 3).configs(Map.of("min.insync.replicas", "3")),
+                        new NewTopic(OTHER, 1, (short) 3).configs(Map.of("min.insync.replicas", "3"))))
                     .all().get(WAIT_MS, TimeUnit.MILLISECONDS);
             }
             cluster.awaitLeaders(TOPIC, 1, WAIT_MS);
+            cluster.awaitLeaders(OTHER, 1, WAIT_MS);
             int leader = cluster.leader(TOPIC, 0);
             int stopped = leader == 3 ? 2 : 3;
             cluster.server(stopped).close();
             InProcessCluster.awaitCondition(() -> {
-                PartitionRegistration partition = cluster.server(leader).metadata().image().topic(TOPIC).partition(0);
-                return partition.isr().length == 2 && partition.elr().length == 1;
+                for (String topic : List.of(TOPIC, OTHER)) {
+                    PartitionRegistration partition = cluster.server(leader).metadata().image().topic(topic).partition(0);
+                    if (partition.isr().length != 2 || partition.elr().length != 1) {
+                        return false;
+                    }
+                }
+                return true;
             }, WAIT_MS, "the stopped node " + stopped + " moved from the ISR to the ELR");
 
             try (Admin admin = admin(cluster, leader)) {
-                awaitDescribed(admin, List.of(stopped), "node " + stopped + " in the ELR");
-                assertThat(ids(describe(admin).lastKnownElr())).isEmpty();
+                awaitDescribed(admin, TOPIC, List.of(stopped), "node " + stopped + " in the ELR");
+                awaitDescribed(admin, OTHER, List.of(stopped), "node " + stopped + " in the ELR of " + OTHER);
+                assertThat(ids(describe(admin, TOPIC).lastKnownElr())).isEmpty();
 
                 assertThatThrownBy(() -> alter(admin, new ConfigResource(ConfigResource.Type.BROKER, Integer.toString(leader)),
                     new AlterConfigOp(new ConfigEntry("min.insync.replicas", "2"), AlterConfigOp.OpType.SET)))
@@ -73,13 +83,19 @@ class ElrAdminInProcessTest {
                     new AlterConfigOp(new ConfigEntry("min.insync.replicas", ""), AlterConfigOp.OpType.DELETE)))
                     .isInstanceOf(ExecutionException.class).cause().isInstanceOf(InvalidConfigurationException.class)
                     .hasMessage("Cluster-level min.insync.replicas cannot be removed while ELR is enabled.");
-                assertThat(ids(describe(admin).elr())).as("refused changes clear nothing").containsExactly(stopped);
+                assertThat(ids(describe(admin, TOPIC).elr())).as("refused changes clear nothing").containsExactly(stopped);
 
                 alter(admin, new ConfigResource(ConfigResource.Type.TOPIC, TOPIC),
                     new AlterConfigOp(new ConfigEntry("min.insync.replicas", "2"), AlterConfigOp.OpType.SET));
-                awaitDescribed(admin, List.of(), "the topic's min ISR change cleared its ELR");
-                assertThat(ids(describe(admin).lastKnownElr())).isEmpty();
-                assertThat(describe(admin).isr()).hasSize(2);
+                awaitDescribed(admin, TOPIC, List.of(), "the topic's min ISR change cleared its ELR");
+                assertThat(ids(describe(admin, TOPIC).lastKnownElr())).isEmpty();
+                assertThat(describe(admin, TOPIC).isr()).hasSize(2);
+                assertThat(ids(describe(admin, OTHER).elr())).as("another topic keeps its ELR").containsExactly(stopped);
+
+                // The cluster-level value set to the value it has: still a change that clears every ELR, as Kafka.
+                alter(admin, new ConfigResource(ConfigResource.Type.BROKER, ""),
+                    new AlterConfigOp(new ConfigEntry("min.insync.replicas", "1"), AlterConfigOp.OpType.SET));
+                awaitDescribed(admin, OTHER, List.of(), "the cluster-level min ISR change cleared every ELR");
 
                 // Kafka's client refuses a level-0 update of type UPGRADE itself; the controller's own refusal is in ElrControllerTest.
                 admin.updateFeatures(Map.of(ReplicationControl.ELR_FEATURE, new FeatureUpdate((short) 0, FeatureUpdate.UpgradeType.SAFE_DOWNGRADE)),
@@ -103,20 +119,20 @@ class ElrAdminInProcessTest {
         admin.incrementalAlterConfigs(Map.of(resource, List.of(op))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
     }
 
-    private static TopicPartitionInfo describe(Admin admin) throws Exception {
-        return admin.describeTopics(List.of(TOPIC)).allTopicNames().get(WAIT_MS, TimeUnit.MILLISECONDS).get(TOPIC).partitions().get(0);
+    private static TopicPartitionInfo describe(Admin admin, String topic) throws Exception {
+        return admin.describeTopics(List.of(topic)).allTopicNames().get(WAIT_MS, TimeUnit.MILLISECONDS).get(topic).partitions().get(0);
     }
 
-    /** Waits until DescribeTopicPartitions reports exactly {@code elr} as the partition's ELR. */
-    private static void awaitDescribed(Admin admin, List<Integer> elr, String what) throws Exception {
+    /** Waits until DescribeTopicPartitions reports exactly {@code elr} as the ELR of {@code topic}-0. */
+    private static void awaitDescribed(Admin admin, String topic, List<Integer> elr, String what) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
-        List<Integer> seen = ids(describe(admin).elr());
+        List<Integer> seen = ids(describe(admin, topic).elr());
         while (!seen.equals(elr)) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("timed out waiting for " + what + ": the ELR is " + seen);
             }
             Thread.sleep(50);
-            seen = ids(describe(admin).elr());
+            seen = ids(describe(admin, topic).elr());
         }
     }
 

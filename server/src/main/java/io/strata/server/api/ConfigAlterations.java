@@ -178,7 +178,8 @@ final class ConfigAlterations {
      * {@link #propose(MetadataImage, ConfigResource, Map)} for a request that named the keys
      * {@code named}: then KIP-966's refusals ({@link ElrConfigRules#refusal}, INVALID_CONFIG) apply
      * to every named or changed key, as Kafka's controller writes a record for every key a
-     * request names on a broker resource, even one whose value does not change.
+     * request names on a broker resource, even one whose value does not change; such a key is
+     * also written again (KAFKA-14136).
      */
     Outcome propose(MetadataImage image, ConfigResource resource, Map<String, String> proposed, Collection<String> named) {
         Outcome problem = resource.type() == ConfigResource.TOPIC ? validateTopic(image, resource.name(), proposed)
@@ -191,10 +192,21 @@ final class ConfigAlterations {
         keys.addAll(proposed.keySet());
         List<ControllerApi.ConfigChange> changes = new ArrayList<>();
         Set<String> touched = new TreeSet<>(named);
+        boolean broker = resource.type() == ConfigResource.BROKER;
         for (String key : keys) {
-            if (!Objects.equals(current.get(key), proposed.get(key))) {
+            // KAFKA-14136: a broker resource gets a record for every key the request names, even an unchanged one, so
+            // brokers reload it; with ELR on, an unchanged cluster-level min.insync.replicas so clears every ELR, as Kafka.
+            if (!Objects.equals(current.get(key), proposed.get(key)) || (broker && named.contains(key))) {
                 changes.add(new ControllerApi.ConfigChange(resource, key, proposed.get(key)));
                 touched.add(key);
+            }
+        }
+        if (broker) {
+            for (String key : named) {
+                if (!keys.contains(key)) {
+                    // Named but neither set nor present: a DELETE of an absent key, still a record for a broker resource.
+                    changes.add(new ControllerApi.ConfigChange(resource, key, null));
+                }
             }
         }
         for (String key : touched) {
