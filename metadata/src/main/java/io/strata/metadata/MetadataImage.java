@@ -105,6 +105,11 @@ public final class MetadataImage {
         return configs.getOrDefault(resource, Map.of());
     }
 
+    /** Every resource with at least one dynamic setting (unmodifiable). */
+    public java.util.Set<ConfigResource> configResources() {
+        return java.util.Collections.unmodifiableSet(configs.keySet());
+    }
+
     public Map<String, Short> features() {
         return features;
     }

@@ -310,6 +310,10 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
                 Outcome<T> outcome;
                 try {
                     outcome = operation.get();
+                } catch (ControllerRefusedException e) {
+                    LOG.info("Controller operation {} refused: {} {}", name, e.error(), e.getMessage());
+                    result.completeExceptionally(e);
+                    return;
                 } catch (Throwable e) {
                     LOG.error("Controller operation {} failed", name, e);
                     result.completeExceptionally(e);
@@ -1148,64 +1152,43 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
 
     // ---------------------------------------------------------------- configs
 
+    /**
+     * Writes {@code changes} in one batch, with the ClearElrRecords KIP-966 asks for
+     * ({@link ElrConfigRules}). All or nothing: a change {@link ElrConfigRules#refusal refused}
+     * against the latest image (the broker checked an image that may be older) fails the future
+     * with that {@link ControllerRefusedException} and nothing is written.
+     */
     @Override
     public CompletableFuture<Void> alterConfigs(List<ConfigChange> changes) {
         return submit("alter configs", () -> {
+            MetadataImage image = image();
             List<ApiMessage> records = new ArrayList<>();
             for (ConfigChange change : changes) {
+                ControllerRefusedException refused = ElrConfigRules.refusal(image, change.resource(), change.name(), change.value());
+                if (refused != null) {
+                    throw refused;
+                }
                 records.add(new ConfigRecord().setResourceType(change.resource().type()).setResourceName(change.resource().name())
                     .setName(change.name()).setValue(change.value()));
             }
-            records.addAll(clearElrRecords(image(), changes));
+            records.addAll(ElrConfigRules.clearElrRecords(image, changes));
             return Outcome.<Void>of(records, null);
         });
     }
 
     /**
-     * KIP-966, as Kafka's controller: when {@code featureRecords} turn ELR on and the cluster has
-     * no cluster-wide min.insync.replicas, one is written with the static default (the broker's
-     * {@code min.insync.replicas}, else 1), so every controller resolves the same min ISR.
+     * KIP-966, as Kafka's controller: when {@code featureRecords} turn ELR on, the records that
+     * make every broker resolve the same min ISR ({@link ElrConfigRules#safetyRecords}: the
+     * cluster-wide min.insync.replicas with the static default, the broker's
+     * {@code min.insync.replicas} else 1, if there is none; every broker-level one removed).
      */
     private List<ApiMessage> clusterMinIsrForElr(MetadataImage image, List<ApiMessage> featureRecords) {
         boolean turnsElrOn = featureRecords.stream().anyMatch(record -> record instanceof FeatureLevelRecord level
             && level.name().equals(ReplicationControl.ELR_FEATURE) && level.featureLevel() >= 1);
-        ConfigResource clusterDefault = ConfigResource.broker("");
-        if (!turnsElrOn || ReplicationControl.elrEnabled(image)
-            || image.configs(clusterDefault).containsKey(io.strata.storage.LogConfig.MIN_IN_SYNC_REPLICAS)) {
+        if (!turnsElrOn || ReplicationControl.elrEnabled(image)) {
             return List.of();
         }
-        String value = settings.topicDefaults().getOrDefault(io.strata.storage.LogConfig.MIN_IN_SYNC_REPLICAS, "1");
-        return List.of(new ConfigRecord().setResourceType(ConfigResource.BROKER).setResourceName("")
-            .setName(io.strata.storage.LogConfig.MIN_IN_SYNC_REPLICAS).setValue(value));
-    }
-
-    /**
-     * KIP-966: with ELR on, a change of min.insync.replicas (set or removed, even to the same
-     * value, as Kafka) clears the ELR it may have made unsafe: a topic's change that topic's, the
-     * cluster default's (broker resource "") every topic's. Broker-specific settings do not.
-     */
-    private static List<ApiMessage> clearElrRecords(MetadataImage image, List<ConfigChange> changes) {
-        if (!ReplicationControl.elrEnabled(image)) {
-            return List.of();
-        }
-        java.util.Set<String> topics = new java.util.LinkedHashSet<>();
-        for (ConfigChange change : changes) {
-            if (!change.name().equals(io.strata.storage.LogConfig.MIN_IN_SYNC_REPLICAS)) {
-                continue;
-            }
-            boolean clusterDefault = change.resource().type() == ConfigResource.BROKER && change.resource().name().isEmpty();
-            if (clusterDefault) {
-                return List.of(new io.strata.metadata.record.ClearElrRecord().setTopicName(""));
-            }
-            if (change.resource().type() == ConfigResource.TOPIC && image.topic(change.resource().name()) != null) {
-                topics.add(change.resource().name());
-            }
-        }
-        List<ApiMessage> records = new ArrayList<>();
-        for (String topic : topics) {
-            records.add(new io.strata.metadata.record.ClearElrRecord().setTopicName(topic));
-        }
-        return records;
+        return ElrConfigRules.safetyRecords(image, settings.topicDefaults().getOrDefault(io.strata.storage.LogConfig.MIN_IN_SYNC_REPLICAS, "1"));
     }
 
     // ---------------------------------------------------------------- producer ids

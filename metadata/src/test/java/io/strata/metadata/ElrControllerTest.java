@@ -22,7 +22,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * topic with min.insync.replicas=2 loses its brokers one by one; members leaving below min ISR
  * go to the ELR, the ISR empties, an unfenced ELR member leads again; a broker that restarts
  * after an unclean shutdown (PreviousBrokerEpoch not its last epoch) leaves every ELR; an
- * AlterPartition shrink below min ISR fills the ELR and an expand back clears it.
+ * AlterPartition shrink below min ISR fills the ELR and an expand back clears it; KAFKA-16540's
+ * config rules (broker-level min ISR refused, cluster-level removal refused, broker-level values
+ * removed when ELR turns on); turning ELR off (a downgrade type is needed; the ELR stays until the
+ * partition's next change, as Kafka).
  */
 class ElrControllerTest {
     private static final String TOPIC = "elr";
@@ -150,6 +153,87 @@ class ElrControllerTest {
             assertThat(ReplicationControl.elrEnabled(upgraded.image())).isTrue();
             assertThat(upgraded.image().configs(ConfigResource.broker(""))).containsEntry("min.insync.replicas", "1");
         }
+    }
+
+    @Test
+    void aBrokerLevelMinIsrAndRemovingTheClusterLevelOneAreRefusedWhileElrIsOn() throws Exception {
+        ControllerRefusedException brokerLevel = refusal(List.of(
+            new ControllerApi.ConfigChange(ConfigResource.topic(TOPIC), "retention.ms", "1000"),
+            new ControllerApi.ConfigChange(ConfigResource.broker("2"), "min.insync.replicas", "2")));
+        assertThat(brokerLevel.error()).isEqualTo(io.strata.protocol.ErrorCode.INVALID_CONFIG);
+        assertThat(brokerLevel.getMessage()).isEqualTo("Broker-level min.insync.replicas cannot be altered while ELR is enabled.");
+        assertThat(harness.image().configs(ConfigResource.topic(TOPIC))).as("a refused batch writes nothing").doesNotContainKey("retention.ms");
+        assertThat(refusal(List.of(new ControllerApi.ConfigChange(ConfigResource.broker("2"), "min.insync.replicas", null))).getMessage())
+            .as("removing a broker-level value is altering it too").isEqualTo(ElrConfigRules.BROKER_LEVEL_REFUSED);
+        ControllerRefusedException clusterRemoval = refusal(List.of(new ControllerApi.ConfigChange(ConfigResource.broker(""), "min.insync.replicas", null)));
+        assertThat(clusterRemoval.error()).isEqualTo(io.strata.protocol.ErrorCode.INVALID_CONFIG);
+        assertThat(clusterRemoval.getMessage()).isEqualTo("Cluster-level min.insync.replicas cannot be removed while ELR is enabled.");
+        assertThat(harness.image().configs(ConfigResource.broker(""))).containsEntry("min.insync.replicas", "1");
+        harness.controller.alterConfigs(List.of(new ControllerApi.ConfigChange(ConfigResource.broker(""), "min.insync.replicas", "2"),
+            new ControllerApi.ConfigChange(ConfigResource.broker("2"), "num.replica.fetchers", "2"))).get(10, TimeUnit.SECONDS);
+        assertThat(harness.image().configs(ConfigResource.broker(""))).as("the cluster-level value may change").containsEntry("min.insync.replicas", "2");
+        assertThat(harness.image().configs(ConfigResource.broker("2"))).containsEntry("num.replica.fetchers", "2");
+    }
+
+    @Test
+    void turningElrOnRemovesEveryBrokerLevelMinIsr() throws Exception {
+        try (ControllerHarness upgraded = new ControllerHarness(dir.resolve("upgraded"), Map.of("metadata.version", (short) 33))) {
+            upgraded.controller.alterConfigs(List.of(new ControllerApi.ConfigChange(ConfigResource.broker("2"), "min.insync.replicas", "2"),
+                new ControllerApi.ConfigChange(ConfigResource.broker("1"), "min.insync.replicas", "3"),
+                new ControllerApi.ConfigChange(ConfigResource.broker("1"), "num.replica.fetchers", "2"))).get(10, TimeUnit.SECONDS);
+            assertThat(upgraded.image().configs(ConfigResource.broker("1"))).as("allowed with ELR off").containsEntry("min.insync.replicas", "3");
+            var result = upgraded.controller.updateFeatures(Map.of(ReplicationControl.ELR_FEATURE, new FeatureUpdates.Update((short) 1, FeatureUpdates.UPGRADE)),
+                SUPPORTED, false).get(10, TimeUnit.SECONDS);
+            assertThat(result.error()).isEqualTo(io.strata.protocol.ErrorCode.NONE);
+            assertThat(upgraded.image().configs(ConfigResource.broker("1"))).doesNotContainKey("min.insync.replicas").containsEntry("num.replica.fetchers", "2");
+            assertThat(upgraded.image().configs(ConfigResource.broker("2"))).isEmpty();
+            assertThat(upgraded.image().configs(ConfigResource.broker(""))).containsEntry("min.insync.replicas", "1");
+        }
+    }
+
+    @Test
+    void turningElrOffNeedsADowngradeTypeAndTheNextPartitionChangeDropsTheElr() throws Exception {
+        fence(1);
+        fence(2);
+        assertThat(partition().isr()).containsExactly(3);
+        assertThat(partition().elr()).containsExactly(2);
+        var refused = harness.controller.updateFeatures(Map.of(ReplicationControl.ELR_FEATURE, new FeatureUpdates.Update((short) 0, FeatureUpdates.UPGRADE)),
+            SUPPORTED, false).get(10, TimeUnit.SECONDS);
+        assertThat(refused.error()).isEqualTo(io.strata.protocol.ErrorCode.INVALID_UPDATE_VERSION);
+        assertThat(refused.message()).endsWith("Invalid update version 0 for feature eligible.leader.replicas.version. Can't downgrade the version "
+            + "of this feature without setting the upgrade type to either safe or unsafe downgrade.");
+        assertThat(ReplicationControl.elrEnabled(harness.image())).isTrue();
+
+        var downgraded = harness.controller.updateFeatures(Map.of(ReplicationControl.ELR_FEATURE,
+            new FeatureUpdates.Update((short) 0, FeatureUpdates.SAFE_DOWNGRADE)), SUPPORTED, false).get(10, TimeUnit.SECONDS);
+        assertThat(downgraded.error()).isEqualTo(io.strata.protocol.ErrorCode.NONE);
+        assertThat(ReplicationControl.elrEnabled(harness.image())).isFalse();
+        assertThat(partition().elr()).as("as Kafka, no record clears the ELR when the feature goes off").containsExactly(2);
+
+        harness.controller.alterConfigs(List.of(new ControllerApi.ConfigChange(ConfigResource.broker("1"), "min.insync.replicas", "2")))
+            .get(10, TimeUnit.SECONDS);
+        assertThat(harness.image().configs(ConfigResource.broker("1"))).as("allowed with ELR off").containsEntry("min.insync.replicas", "2");
+        harness.controller.alterConfigs(List.of(new ControllerApi.ConfigChange(ConfigResource.topic(TOPIC), "min.insync.replicas", "2")))
+            .get(10, TimeUnit.SECONDS);
+        assertThat(partition().elr()).as("with ELR off a min ISR change clears nothing").containsExactly(2);
+
+        fence(3);
+        assertThat(partition().isr()).as("ELR off: the last ISR member stays").containsExactly(3);
+        assertThat(partition().leader()).isEqualTo(PartitionRegistration.NO_LEADER);
+        assertThat(partition().elr()).as("the partition's next change drops the ELR").isEmpty();
+        assertThat(partition().lastKnownElr()).isEmpty();
+    }
+
+    private static final Map<String, short[]> SUPPORTED = Map.of("metadata.version", new short[] {7, 33}, ReplicationControl.ELR_FEATURE, new short[] {0, 1});
+
+    private ControllerRefusedException refusal(List<ControllerApi.ConfigChange> changes) throws Exception {
+        try {
+            harness.controller.alterConfigs(changes).get(10, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            assertThat(e.getCause()).isInstanceOf(ControllerRefusedException.class);
+            return (ControllerRefusedException) e.getCause();
+        }
+        throw new AssertionError("the controller took " + changes);
     }
 
     private AlterPartitionResponseData.PartitionData alter(int... isr) throws Exception {

@@ -336,6 +336,24 @@ class ConfigApisTest {
             .isEqualTo(Map.of("retention.ms", "1000"));
     }
 
+    @Test
+    void withElrOnLegacyAlterConfigsMayNeitherDropTheClusterLevelMinIsrNorSetABrokerLevelOne() throws Exception {
+        try (RawClient client = new RawClient(broker.port())) {
+            // Replacing the cluster-level set without min.insync.replicas removes it: refused, as Kafka's implicit deletions are (KAFKA-16540).
+            AlterConfigsResponseData dropped = client.send(ApiMessageType.ALTER_CONFIGS, 2,
+                legacyAlter(false, legacyResource((byte) 4, "", "num.replica.fetchers", "2")));
+            assertThat(dropped.responses().get(0).errorCode()).isEqualTo(ErrorCode.INVALID_CONFIG.code());
+            assertThat(dropped.responses().get(0).errorMessage()).isEqualTo("Cluster-level min.insync.replicas cannot be removed while ELR is enabled.");
+
+            AlterConfigsResponseData brokerLevel = client.send(ApiMessageType.ALTER_CONFIGS, 2,
+                legacyAlter(false, legacyResource((byte) 4, "1", "min.insync.replicas", "2")));
+            assertThat(brokerLevel.responses().get(0).errorCode()).isEqualTo(ErrorCode.INVALID_CONFIG.code());
+            assertThat(brokerLevel.responses().get(0).errorMessage()).isEqualTo("Broker-level min.insync.replicas cannot be altered while ELR is enabled.");
+        }
+        assertThat(broker.server().metadata().image().configs(io.strata.metadata.ConfigResource.broker(""))).isEqualTo(Map.of("min.insync.replicas", "1"));
+        assertThat(broker.server().metadata().image().configs(io.strata.metadata.ConfigResource.broker("1"))).isEmpty();
+    }
+
     private static AlterConfigsRequestData legacyAlter(boolean validateOnly, AlterConfigsRequestData.AlterConfigsResource... resources) {
         return new AlterConfigsRequestData().setValidateOnly(validateOnly).setResources(List.of(resources));
     }

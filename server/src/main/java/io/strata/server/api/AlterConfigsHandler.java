@@ -59,6 +59,6 @@ final class AlterConfigsHandler implements ApiHandler {
         if (problem == null) {
             problem = alterations.checkResource(resource);
         }
-        return problem != null ? problem : alterations.propose(image, resource, proposed);
+        return problem != null ? problem : alterations.propose(image, resource, proposed, names);
     }
 }

@@ -5,6 +5,8 @@ import io.strata.common.config.ConfigException;
 import io.strata.metadata.ConfigResource;
 import io.strata.metadata.ConfigValues;
 import io.strata.metadata.ControllerApi;
+import io.strata.metadata.ControllerRefusedException;
+import io.strata.metadata.ElrConfigRules;
 import io.strata.metadata.MetadataImage;
 import io.strata.metadata.TopicNames;
 import io.strata.protocol.ErrorCode;
@@ -13,6 +15,7 @@ import io.strata.server.config.ServerConfig;
 import io.strata.storage.LogConfig;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +41,10 @@ import java.util.function.Consumer;
  *   <li>topic: "" is INVALID_REQUEST, an illegal name INVALID_TOPIC_EXCEPTION, an unknown key or
  *       a bad value INVALID_CONFIG, and then a missing topic UNKNOWN_TOPIC_OR_PARTITION;</li>
  *   <li>broker: a key that cannot change at runtime or a bad value is INVALID_REQUEST (Kafka
- *       reports broker validation failures so, see KAFKA-13609).</li>
+ *       reports broker validation failures so, see KAFKA-13609);</li>
+ *   <li>with ELR on, a broker-level min.insync.replicas or the removal of the cluster-level one
+ *       is INVALID_CONFIG ({@link ElrConfigRules}; the controller checks again against its
+ *       latest image).</li>
  * </ol>
  *
  * <p>Validation reads the image when the request is handled; two alterations of the same
@@ -165,6 +171,17 @@ final class ConfigAlterations {
 
     /** Validates the complete proposed dynamic set of a resource; on success, the changes from the current set. */
     Outcome propose(MetadataImage image, ConfigResource resource, Map<String, String> proposed) {
+        return propose(image, resource, proposed, List.of());
+    }
+
+    /**
+     * {@link #propose(MetadataImage, ConfigResource, Map)} for a request that named the keys
+     * {@code named}: then KIP-966's refusals ({@link ElrConfigRules#refusal}, INVALID_CONFIG) apply
+     * to every named or changed key, as Kafka's controller writes a record for every key a
+     * request names on a broker resource, even one whose value does not change; such a key is
+     * also written again (KAFKA-14136).
+     */
+    Outcome propose(MetadataImage image, ConfigResource resource, Map<String, String> proposed, Collection<String> named) {
         Outcome problem = resource.type() == ConfigResource.TOPIC ? validateTopic(image, resource.name(), proposed)
             : validateBroker(image, resource.name(), proposed);
         if (problem != null) {
@@ -174,9 +191,28 @@ final class ConfigAlterations {
         Set<String> keys = new TreeSet<>(current.keySet());
         keys.addAll(proposed.keySet());
         List<ControllerApi.ConfigChange> changes = new ArrayList<>();
+        Set<String> touched = new TreeSet<>(named);
+        boolean broker = resource.type() == ConfigResource.BROKER;
         for (String key : keys) {
-            if (!Objects.equals(current.get(key), proposed.get(key))) {
+            // KAFKA-14136: a broker resource gets a record for every key the request names, even an unchanged one, so
+            // brokers reload it; with ELR on, an unchanged cluster-level min.insync.replicas so clears every ELR, as Kafka.
+            if (!Objects.equals(current.get(key), proposed.get(key)) || (broker && named.contains(key))) {
                 changes.add(new ControllerApi.ConfigChange(resource, key, proposed.get(key)));
+                touched.add(key);
+            }
+        }
+        if (broker) {
+            for (String key : named) {
+                if (!keys.contains(key)) {
+                    // Named but neither set nor present: a DELETE of an absent key, still a record for a broker resource.
+                    changes.add(new ControllerApi.ConfigChange(resource, key, null));
+                }
+            }
+        }
+        for (String key : touched) {
+            ControllerRefusedException refused = ElrConfigRules.refusal(image, resource, key, proposed.get(key));
+            if (refused != null) {
+                return Outcome.failure(refused.error(), refused.getMessage());
             }
         }
         return Outcome.success(changes);
@@ -237,7 +273,7 @@ final class ConfigAlterations {
             }
             List<Outcome> failed = new ArrayList<>();
             for (Outcome outcome : outcomes) {
-                failed.add(outcome.changes().isEmpty() ? outcome : Outcome.failure(ControllerErrors.of(failure), failure.getMessage()));
+                failed.add(outcome.changes().isEmpty() ? outcome : Outcome.failure(ControllerErrors.of(failure), ControllerErrors.message(failure)));
             }
             respond.accept(failed);
         });

@@ -194,7 +194,7 @@ public final class ControllerApis {
             }
             for (IncrementalAlterConfigsRequestData.AlterConfigsResource resource : body.resources()) {
                 response.responses().add(new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse().setResourceType(resource.resourceType())
-                    .setResourceName(resource.resourceName()).setErrorCode(error.code()).setErrorMessage(failure == null ? null : failure.getMessage()));
+                    .setResourceName(resource.resourceName()).setErrorCode(error.code()).setErrorMessage(failure == null ? null : ControllerErrors.message(failure)));
             }
             request.respond(response);
         });

@@ -75,7 +75,7 @@ final class IncrementalAlterConfigsHandler implements ApiHandler {
                 return problem;
             }
         }
-        return alterations.propose(image, resource, proposed);
+        return alterations.propose(image, resource, proposed, names);
     }
 
     /** Applies one operation to {@code proposed}; null on success, else the resource's answer. */

@@ -288,8 +288,8 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
             .thenApply(response -> {
                 for (IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse resource : response.responses()) {
                     if (resource.errorCode() != ErrorCode.NONE.code()) {
-                        throw new IllegalStateException("the controller refused the config change of " + resource.resourceName() + ": "
-                            + ErrorCode.forCode(resource.errorCode()) + " " + resource.errorMessage());
+                        // The controller's own answer (e.g. KIP-966's INVALID_CONFIG), passed on to the client as is.
+                        throw new io.strata.metadata.ControllerRefusedException(ErrorCode.forCode(resource.errorCode()), resource.errorMessage());
                     }
                 }
                 return null;
