@@ -8,6 +8,9 @@
 #   --phases LIST            comma-separated subset of throughput,latency,failover,catchup (default: all)
 #   --pp-small-records N     ProducerPerformance records of 100 B (default 1000000)
 #   --pp-large-records N     ProducerPerformance records of 1 KiB (default 500000)
+#   --warmup-records N       unmeasured ProducerPerformance 100 B records before the throughput rows
+#                            (default 6000000: with fewer, C2 compilation still took half of the
+#                            brokers' CPU during the measured rows)
 #   --kcat-records N         kcat records of 100 B (default 1000000, the issue's baseline)
 #   --kcat-large-records N   kcat records of 1 KiB (default 200000)
 #   --latency-rate N         end-to-end latency: records/s of 1 KiB (default 1000: Kafka's acks=all RF 3
@@ -75,6 +78,7 @@ ORDER="strata kafka"
 PHASES=throughput,latency,failover,catchup
 PP_SMALL_RECORDS=1000000
 PP_LARGE_RECORDS=500000
+WARMUP_RECORDS=6000000
 KCAT_RECORDS=1000000
 KCAT_LARGE_RECORDS=200000
 LATENCY_RATE=1000
@@ -93,6 +97,7 @@ while (( $# )); do
     --phases) PHASES=$2; shift ;;
     --pp-small-records) PP_SMALL_RECORDS=$2; shift ;;
     --pp-large-records) PP_LARGE_RECORDS=$2; shift ;;
+    --warmup-records) WARMUP_RECORDS=$2; shift ;;
     --kcat-records) KCAT_RECORDS=$2; shift ;;
     --kcat-large-records) KCAT_LARGE_RECORDS=$2; shift ;;
     --latency-rate) LATENCY_RATE=$2; shift ;;
@@ -300,9 +305,11 @@ throughput() { # NAME CLUSTER_DIR BASE_PORT
     --name "$name" --bootstrap "$bootstrap" --phases watch --stop-file "$WORK/stop-watch" --label throughput \
     9>&- 2>"$RES/logs/$name-watch.err" &
   WATCH_PID=$!
-  # Unmeasured warm-up (the JIT of freshly started brokers costs CPU-seconds of its own): half the
-  # 100 B ProducerPerformance run and one kcat run, to a topic of their own.
-  produce_row "$name" "$dir" "$bootstrap" warmup ProducerPerformance 100 $(( PP_SMALL_RECORDS / 2 )) "$prefix-warmup" 0
+  # Unmeasured warm-up, to a topic of its own: the JIT of freshly started brokers costs CPU-seconds
+  # of its own. Measured with perf on Strata's nodes: after 0.5 M records C2 compiler threads still
+  # took ~50% of the brokers' CPU during the 1 M-record row (and halved its rate); after 6 M, ~12%.
+  # Both clusters get the same warm-up, so the rows compare steady states.
+  produce_row "$name" "$dir" "$bootstrap" warmup ProducerPerformance 100 "$WARMUP_RECORDS" "$prefix-warmup" 0
   produce_row "$name" "$dir" "$bootstrap" warmup-kcat kcat 100 "$KCAT_RECORDS" "$prefix-warmup" 0
   produce_row "$name" "$dir" "$bootstrap" pp_100B ProducerPerformance 100 "$PP_SMALL_RECORDS" "$prefix-pp100" 1
   produce_row "$name" "$dir" "$bootstrap" pp_1KiB ProducerPerformance 1024 "$PP_LARGE_RECORDS" "$prefix-pp1k" 1
@@ -437,7 +444,7 @@ fi
   echo "# strata: $STRATA_LABEL; tree $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . || echo '+dirty')"
   echo "# kafka: Apache Kafka $BENCH_KAFKA_VERSION; kcat $(kcat -V 2>&1 | sed -n 's/^Version \([^ ]*\) .*librdkafka \([^ ]*\) .*/\1 (librdkafka \2)/p')"
   echo "# load: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "# phases: $PHASES; records: ProducerPerformance $PP_SMALL_RECORDS x 100 B, $PP_LARGE_RECORDS x 1 KiB; kcat $KCAT_RECORDS x 100 B, $KCAT_LARGE_RECORDS x 1 KiB;" \
+  echo "# phases: $PHASES; records: warm-up $WARMUP_RECORDS x 100 B; ProducerPerformance $PP_SMALL_RECORDS x 100 B, $PP_LARGE_RECORDS x 1 KiB; kcat $KCAT_RECORDS x 100 B, $KCAT_LARGE_RECORDS x 1 KiB;" \
     "latency $LATENCY_RATE/s x 1 KiB x ${LATENCY_SECONDS} s; failover $FAILOVER_ROUNDS+1 kills, pause ${PAUSE_S} s; catch-up $CATCHUP_MB MB"
 } | tee "$RESULTS" >&2
 

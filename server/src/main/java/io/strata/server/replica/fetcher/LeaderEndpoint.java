@@ -1,5 +1,6 @@
 package io.strata.server.replica.fetcher;
 
+import io.netty.channel.EventLoop;
 import io.strata.protocol.message.FetchRequestData;
 import io.strata.protocol.message.FetchResponseData;
 import io.strata.protocol.message.ListOffsetsRequestData;
@@ -7,6 +8,7 @@ import io.strata.protocol.message.ListOffsetsResponseData;
 import io.strata.protocol.message.OffsetForLeaderEpochRequestData;
 import io.strata.protocol.message.OffsetForLeaderEpochResponseData;
 
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -32,6 +34,16 @@ public interface LeaderEndpoint extends AutoCloseable {
      */
     default boolean isTruncationOnFetchSupported() {
         return true;
+    }
+
+    /**
+     * The event loop this endpoint's connection runs on, when it has one of its own: the fetcher is
+     * then polled on that thread ({@link EventLoopFetcherRunner}), so requests are written and
+     * answers handled without a thread hand-off. Empty (the default) runs the fetcher on a
+     * {@link ReplicaFetcherThread}.
+     */
+    default Optional<EventLoop> eventLoop() {
+        return Optional.empty();
     }
 
     CompletableFuture<FetchResponseData> fetch(FetchRequestData request);

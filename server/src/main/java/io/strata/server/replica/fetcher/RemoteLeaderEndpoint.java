@@ -1,5 +1,6 @@
 package io.strata.server.replica.fetcher;
 
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
@@ -28,8 +29,10 @@ import java.util.function.IntFunction;
  * pipelines requests on it, and a broker answers one request per connection at a time; a fetcher's
  * Fetch waits up to {@code replica.fetch.wait.max.ms} on the leader, so sharing the connection with
  * other fetchers (or with control traffic) would queue them behind the long poll. Each endpoint
- * therefore owns a client, and all of them run on the one event-loop group of a {@link Factory}, so
- * fetchers add connections but not threads.
+ * therefore owns a client, on an event loop of its own (one thread) that the endpoint exposes through
+ * {@link #eventLoop()}: the fetcher's runner polls the fetcher on that same thread
+ * ({@link EventLoopFetcherRunner}), so a request is written and its answer handled without a thread
+ * hand-off, as Kafka's {@code ReplicaFetcherThread} sends and polls its own network client.
  *
  * <p>Versions: Fetch v18, OffsetForLeaderEpoch v4, ListOffsets v11 — the highest this build's
  * brokers serve (every broker of a Strata cluster runs the same build; Kafka negotiates through
@@ -49,14 +52,28 @@ public final class RemoteLeaderEndpoint implements LeaderEndpoint {
     /** Answers larger than the fetch response limit plus this are refused (headers, per-partition fields). */
     private static final int RESPONSE_OVERHEAD_BYTES = 1024 * 1024;
 
+    /** How long close waits for the endpoint's event loop to end. */
+    private static final long CLOSE_TIMEOUT_MS = 5_000;
+
     private final int leaderId;
     private final IntFunction<Optional<InterBrokerClient.Endpoint>> addresses;
     private final InterBrokerClient client;
+    /** The endpoint's own one-thread group: its client's connection and the fetcher's polls run on it. */
+    private final EventLoopGroup group;
+    private final EventLoop eventLoop;
 
-    RemoteLeaderEndpoint(int leaderId, IntFunction<Optional<InterBrokerClient.Endpoint>> addresses, InterBrokerClient client) {
+    RemoteLeaderEndpoint(int leaderId, IntFunction<Optional<InterBrokerClient.Endpoint>> addresses, InterBrokerClient client,
+                         EventLoopGroup group) {
         this.leaderId = leaderId;
         this.addresses = addresses;
         this.client = client;
+        this.group = group;
+        this.eventLoop = group.next();
+    }
+
+    @Override
+    public Optional<EventLoop> eventLoop() {
+        return Optional.of(eventLoop);
     }
 
     @Override
@@ -89,9 +106,17 @@ public final class RemoteLeaderEndpoint implements LeaderEndpoint {
         return client.send(address.get(), api, version, request).thenApply(responseType::cast);
     }
 
+    /**
+     * Closes the connection, then the event loop; waits for the loop to end unless called on it
+     * (a runner on the loop has stopped polling by then: the manager closes runners first).
+     */
     @Override
     public void close() {
         client.close();
+        var terminated = group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        if (!eventLoop.inEventLoop()) {
+            terminated.awaitUninterruptibly(CLOSE_TIMEOUT_MS);
+        }
     }
 
     @Override
@@ -100,11 +125,12 @@ public final class RemoteLeaderEndpoint implements LeaderEndpoint {
     }
 
     /**
-     * Makes the endpoints of one broker's fetchers: one {@link InterBrokerClient} per endpoint, all on
-     * one event-loop thread owned by the factory. Close the factory after the fetcher manager.
+     * Makes the endpoints of one broker's fetchers: one {@link InterBrokerClient} per endpoint, each on
+     * an event-loop thread of its own ({@code strata-replica-fetcher-<broker>-<leader>-N} until its
+     * runner renames it after the fetcher). Each endpoint closes its own loop.
      */
     public static final class Factory implements IntFunction<LeaderEndpoint>, AutoCloseable {
-        private final EventLoopGroup group;
+        private final int brokerId;
         private final IntFunction<Optional<InterBrokerClient.Endpoint>> addresses;
         private final InterBrokerClient.Settings settings;
         private final Time time;
@@ -116,7 +142,7 @@ public final class RemoteLeaderEndpoint implements LeaderEndpoint {
          */
         public Factory(int brokerId, ReplicaFetcherConfig config, IntFunction<Optional<InterBrokerClient.Endpoint>> addresses, Time time,
                        Random random) {
-            this.group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("strata-replica-fetcher-io", true), NioIoHandler.newFactory());
+            this.brokerId = brokerId;
             this.addresses = addresses;
             this.settings = new InterBrokerClient.Settings("broker-" + brokerId + "-fetcher", config.socketTimeoutMs(), config.socketTimeoutMs(),
                 RECONNECT_BACKOFF_MS, RECONNECT_BACKOFF_MAX_MS, Math.addExact(config.fetchResponseMaxBytes(), RESPONSE_OVERHEAD_BYTES)
@@ -127,12 +153,14 @@ public final class RemoteLeaderEndpoint implements LeaderEndpoint {
 
         @Override
         public LeaderEndpoint apply(int leaderId) {
-            return new RemoteLeaderEndpoint(leaderId, addresses, new InterBrokerClient(settings, group, time, random));
+            EventLoopGroup group = new MultiThreadIoEventLoopGroup(1,
+                new DefaultThreadFactory("strata-replica-fetcher-" + brokerId + "-" + leaderId, true), NioIoHandler.newFactory());
+            return new RemoteLeaderEndpoint(leaderId, addresses, new InterBrokerClient(settings, group, time, random), group);
         }
 
+        /** Nothing of its own to release: every endpoint owns and closes its event loop. */
         @Override
         public void close() {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         }
     }
 }

@@ -187,6 +187,11 @@ public final class ReplicaFetcher implements AutoCloseable {
     }
 
     /** Called (on any thread) when a request completes or partitions are added: the runner should poll. */
+    /** The leader endpoint this fetcher replicates from. */
+    LeaderEndpoint leader() {
+        return leader;
+    }
+
     public void setWakeup(Runnable wakeup) {
         this.wakeup = Objects.requireNonNull(wakeup, "wakeup");
     }

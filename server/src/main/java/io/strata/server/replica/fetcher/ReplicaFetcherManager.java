@@ -80,7 +80,8 @@ public final class ReplicaFetcherManager {
     }
 
     /**
-     * A manager whose fetchers each run on a {@link ReplicaFetcherThread}, under the follower-side
+     * A manager whose fetchers each run on their endpoint's event loop ({@link EventLoopFetcherRunner})
+     * or, for an endpoint without one, on a {@link ReplicaFetcherThread}, under the follower-side
      * replication throttle {@code followerQuota}.
      *
      * @param endpoints the leader endpoint for a broker id (a new connection per call)
@@ -88,6 +89,12 @@ public final class ReplicaFetcherManager {
     public ReplicaFetcherManager(int brokerId, LongSupplier brokerEpoch, ReplicaFetcherConfig config, IntFunction<LeaderEndpoint> endpoints,
                                  Time time, BackgroundErrors errors, ReplicaQuota followerQuota) {
         this(brokerId, brokerEpoch, config, endpoints, fetcher -> {
+            var loop = fetcher.leader().eventLoop();
+            if (loop.isPresent()) {
+                EventLoopFetcherRunner runner = new EventLoopFetcherRunner(fetcher, loop.get(), time, errors, config.fetchBackoffMs());
+                runner.start();
+                return runner;
+            }
             ReplicaFetcherThread thread = new ReplicaFetcherThread(fetcher, time, errors, config.fetchBackoffMs());
             thread.start();
             return thread;
@@ -201,7 +208,8 @@ public final class ReplicaFetcherManager {
     public synchronized int deadThreadCount() {
         int dead = 0;
         for (RunningFetcher running : fetchers.values()) {
-            if (running.runner() instanceof ReplicaFetcherThread thread && !thread.isAlive()) {
+            if (running.runner() instanceof ReplicaFetcherThread thread && !thread.isAlive()
+                || running.runner() instanceof EventLoopFetcherRunner runner && !runner.isAlive()) {
                 dead++;
             }
         }

@@ -1,7 +1,15 @@
 package io.strata.server.replica.fetcher;
 
+import io.netty.channel.DefaultEventLoopGroup;
+import io.netty.channel.EventLoop;
 import io.strata.common.BackgroundErrors;
 import io.strata.common.Time;
+import io.strata.protocol.message.FetchRequestData;
+import io.strata.protocol.message.FetchResponseData;
+import io.strata.protocol.message.ListOffsetsRequestData;
+import io.strata.protocol.message.ListOffsetsResponseData;
+import io.strata.protocol.message.OffsetForLeaderEpochRequestData;
+import io.strata.protocol.message.OffsetForLeaderEpochResponseData;
 import io.strata.storage.TopicPartition;
 import org.junit.jupiter.api.Test;
 
@@ -10,8 +18,13 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -212,6 +225,85 @@ class ReplicaFetcherManagerTest {
         }
         waitFor(() -> Thread.getAllStackTraces().keySet().stream().noneMatch(thread -> thread.getName().equals("ReplicaFetcherThread-0-2")),
             "the fetcher thread stopped");
+    }
+
+    /**
+     * An endpoint with an event loop of its own: the fetcher is polled on that loop (every request is
+     * sent from it, so no thread hand-off per round trip), replicates to the end, and polls no more
+     * once the manager has shut down.
+     */
+    @Test
+    void fetchersOfAnEndpointWithAnEventLoopArePolledOnThatLoop() {
+        TopicPartition topicPartition = new TopicPartition("orders", 0);
+        InMemoryLog leaderLog = new InMemoryLog(topicPartition, TOPIC_ID).appendBatch(1, 5).appendBatch(1, 5).appendBatch(1, 5);
+        InMemoryLog follower = new InMemoryLog(topicPartition, TOPIC_ID);
+        BackgroundErrors errors = new BackgroundErrors();
+        DefaultEventLoopGroup group = new DefaultEventLoopGroup(1);
+        EventLoop loop = group.next();
+        Set<String> sendingThreads = ConcurrentHashMap.newKeySet();
+        AtomicInteger fetches = new AtomicInteger();
+        ReplicaFetcherManager manager = new ReplicaFetcherManager(BROKER_ID, () -> 9L, CONFIG, leaderId -> {
+            FakeLeader leader = new FakeLeader(leaderId);
+            leader.lead(leaderLog, 1).highWatermark = 15;
+            return new OnLoop(leader, loop, () -> {
+                sendingThreads.add(loop.inEventLoop() ? "loop" : Thread.currentThread().getName());
+                fetches.incrementAndGet();
+            });
+        }, Time.SYSTEM, errors);
+        try {
+            manager.addPartitions(Map.of(topicPartition, new InitialFetchState(TOPIC_ID, 2, 1, follower)));
+            waitFor(() -> follower.logEndOffset() == 15 && follower.highWatermark() == 15, "the follower caught up");
+            assertThat(follower.contents()).isEqualTo(leaderLog.contents());
+            assertThat(sendingThreads).containsExactly("loop");
+            assertThat(manager.deadThreadCount()).isZero();
+            assertThat(errors.count(ReplicaFetcherThread.TASK)).isZero();
+        } finally {
+            manager.shutdown();
+        }
+        int afterShutdown = fetches.get();
+        waitFor(group::isTerminated, "the endpoint closed its loop");
+        assertThat(fetches.get()).isEqualTo(afterShutdown);
+        assertThat(Thread.getAllStackTraces().keySet()).noneMatch(thread -> thread.getName().equals("ReplicaFetcherThread-0-2"));
+    }
+
+    /** A {@link FakeLeader} whose connection "lives" on {@code loop}; closing it ends the loop, as RemoteLeaderEndpoint does. */
+    private record OnLoop(FakeLeader leader, EventLoop loop, Runnable onFetch) implements LeaderEndpoint {
+        @Override
+        public int leaderId() {
+            return leader.leaderId();
+        }
+
+        @Override
+        public boolean isTruncationOnFetchSupported() {
+            return leader.isTruncationOnFetchSupported();
+        }
+
+        @Override
+        public Optional<EventLoop> eventLoop() {
+            return Optional.of(loop);
+        }
+
+        @Override
+        public CompletableFuture<FetchResponseData> fetch(FetchRequestData request) {
+            onFetch.run();
+            return leader.fetch(request);
+        }
+
+        @Override
+        public CompletableFuture<OffsetForLeaderEpochResponseData> fetchEpochEndOffsets(OffsetForLeaderEpochRequestData request) {
+            return leader.fetchEpochEndOffsets(request);
+        }
+
+        @Override
+        public CompletableFuture<ListOffsetsResponseData> listOffsets(ListOffsetsRequestData request) {
+            return leader.listOffsets(request);
+        }
+
+        @Override
+        public void close() {
+            leader.close();
+            loop.parent().shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
     }
 
     private static void waitFor(BooleanSupplier condition, String what) {
