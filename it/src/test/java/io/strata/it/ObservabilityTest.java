@@ -188,7 +188,8 @@ class ObservabilityTest {
             "kafka_server_brokertopicmetrics_replicationbytesin_total", "kafka_server_brokertopicmetrics_replicationbytesout_total",
             "kafka_server_replicafetchermanager_maxlag", "kafka_server_replicafetchermanager_failedpartitionscount",
             "kafka_server_replicafetchermanager_deadthreadcount", "kafka_server_leaderreplication_byte_rate",
-            "kafka_server_followerreplication_byte_rate")) {
+            "kafka_server_followerreplication_byte_rate", "kafka_server_alterlogdirsreplication_byte_rate",
+            "kafka_server_replicaalterlogdirsmanager_maxlag", "strata_log_dir_moves", "strata_log_dir_move_failures_total")) {
             assertThat(scrape.samples(zero)).as(zero).singleElement().satisfies(sample -> assertThat(sample.value()).as(zero).isZero());
         }
     }

@@ -278,6 +278,15 @@ public final class LogDirMover {
         return moves.size();
     }
 
+    /** The largest offset lag (current log end minus future log end) among the moves running, 0 when none. */
+    public synchronized long maxLag() {
+        long max = 0;
+        for (Move move : moves.values()) {
+            max = Math.max(max, move.copier.offsetLag());
+        }
+        return max;
+    }
+
     /** Bytes copied into future logs since start. */
     public long bytesCopied() {
         return bytesCopied.get();
