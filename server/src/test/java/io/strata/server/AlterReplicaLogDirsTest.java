@@ -310,4 +310,29 @@ class AlterReplicaLogDirsTest {
         assertThat(partitionEntries(target)).containsExactly(TOPIC + "-0");
         assertThat(describedReplica(target).isFuture()).isFalse();
     }
+
+    @Test
+    void deletingTheTopicWhileMovingAbortsTheMoveAndDeletesTheFutureLog() throws Exception {
+        broker = start(Map.of(THROTTLE, "1"));
+        createTopic();
+        broker.produce(TOPIC, 100);
+        Path target = otherDir(currentLog().dir().getParent());
+        alter(target);
+        awaitCondition(() -> broker.server().replicaManager().logDirMover().state(PARTITION) == LogDirMover.State.COPYING, TIMEOUT_MS,
+            "the move running");
+        broker.admin().deleteTopics(List.of(TOPIC)).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        awaitCondition(() -> broker.server().replicaManager().partition(PARTITION) == null && logManager().getFutureLog(PARTITION) == null,
+            TIMEOUT_MS, "the partition and its future log gone");
+        LogDirMover mover = broker.server().replicaManager().logDirMover();
+        assertThat(mover.state(PARTITION)).isNull();
+        assertThat(mover.aborted()).isEqualTo(1);
+        assertThat(mover.failures()).isZero();
+        awaitCondition(() -> {
+            try {
+                return partitionEntries(firstDir).isEmpty() && partitionEntries(secondDir).isEmpty();
+            } catch (Exception e) {
+                return false;
+            }
+        }, TIMEOUT_MS, "no directory of the partition left");
+    }
 }

@@ -179,6 +179,9 @@ public final class LogDirMover {
             if (partition == null) {
                 continue; // not hosted (yet): a future log resumed at start-up waits for its partition
             }
+            if (known != null) {
+                finish(known, State.ABORTED); // its future log was replaced (aborted and requested again)
+            }
             moves.put(topicPartition, new Move(partition, partition.log(), future));
             LOG.info("Moving {} from {} to {}", topicPartition, partition.log().dir().getParent(), future.dir().getParent());
         }

@@ -62,6 +62,17 @@ class LogDirMoverTest {
         }
     }
 
+    /** Five records at {@code baseOffset} written by a leader of {@code leaderEpoch}, as a fetcher receives them. */
+    private static io.strata.protocol.records.MemoryRecords followerBatch(long baseOffset, int leaderEpoch) {
+        io.strata.protocol.records.RecordBatchBuilder builder = new io.strata.protocol.records.RecordBatchBuilder(
+            io.strata.protocol.records.CompressionType.NONE, io.strata.protocol.records.TimestampType.CREATE_TIME, baseOffset)
+            .partitionLeaderEpoch(leaderEpoch);
+        for (int i = 0; i < 5; i++) {
+            builder.append(2_000L + i, null, ("f" + i).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+        return builder.build();
+    }
+
     private Path target() {
         return partition.log().dir().getParent().equals(firstDir) ? secondDir : firstDir;
     }
@@ -165,5 +176,27 @@ class LogDirMoverTest {
         assertThat(mover.aborted()).isEqualTo(1);
         mover.poll(context.time.milliseconds());
         assertThat(partition.log().dir().getParent()).isNotEqualTo(futureDir.getParent());
+    }
+
+    @Test
+    void aLeadershipChangeDoesNotStopTheMove() throws Exception {
+        append(10);
+        Path target = target();
+        UnifiedLog future = startMove();
+        quota.updateQuota(200); // one batch per poll
+        mover.poll(context.time.milliseconds());
+        assertThat(future.logEndOffset()).isEqualTo(5L);
+        // This node now follows broker 2 in epoch 4, and its fetcher appends what the new leader wrote.
+        partition.makeFollower(new PartitionRegistration(new int[] {1, 2}, new int[] {1, 2}, 2, 4, 2));
+        partition.changeFollowerLog(log -> log.appendAsFollower(followerBatch(50L, 4), 4));
+        quota.updateQuota(ReplicationQuotaManager.UNLIMITED);
+        for (int polls = 0; polls < 10 && logManager.getFutureLog(PARTITION) != null; polls++) {
+            mover.poll(context.time.milliseconds());
+        }
+        assertThat(logManager.getFutureLog(PARTITION)).isNull();
+        assertThat(partition.log().dir().getParent()).isEqualTo(target);
+        assertThat(partition.log().logEndOffset()).isEqualTo(55L);
+        assertThat(partition.log().latestEpoch()).hasValue(4);
+        assertThat(mover.copyRestarts()).isZero();
     }
 }
