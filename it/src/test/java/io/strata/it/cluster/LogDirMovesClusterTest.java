@@ -42,8 +42,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * with a {@code log_dirs} entry adds a replica on node 2 placed in its second directory (the
  * first AlterReplicaLogDirs answers REPLICA_NOT_AVAILABLE and records the preference; the tool
  * retries) and moves node 1's replica to its other directory (a future log copied and swapped
- * in); {@code --verify} and {@code kafka-log-dirs.sh --describe} report the replicas where the
- * plan put them, the directories really moved on disk, and every record is still there once.
+ * in), with {@code --replica-alter-log-dirs-throttle} setting the brokers' live throttle;
+ * {@code --verify} and {@code kafka-log-dirs.sh --describe} report the replicas where the plan put
+ * them (and --verify clears the throttle), the directories really moved on disk, and every record
+ * is still there once.
  */
 @Tag("cluster")
 @ExtendWith(PrintClusterLogsOnFailure.class)
@@ -52,6 +54,7 @@ class LogDirMovesClusterTest {
     private static final String TOPIC = "dirmoves";
     private static final String PARTITION_DIR = TOPIC + "-0";
     private static final int RECORDS = 2_000;
+    private static final String THROTTLE = "replica.alter.log.dirs.io.max.bytes.per.second";
 
     @TempDir
     Path dir;
@@ -118,6 +121,16 @@ class LogDirMovesClusterTest {
         return brokers;
     }
 
+    /** Broker {@code id}'s dynamic per-broker value of {@code name}, or null when it has none. */
+    private static String brokerConfig(Admin admin, int id, String name) throws Exception {
+        org.apache.kafka.common.config.ConfigResource broker = new org.apache.kafka.common.config.ConfigResource(
+            org.apache.kafka.common.config.ConfigResource.Type.BROKER, Integer.toString(id));
+        org.apache.kafka.clients.admin.ConfigEntry entry = admin.describeConfigs(List.of(broker)).all().get(10, TimeUnit.SECONDS)
+            .get(broker).get(name);
+        return entry == null || entry.source() != org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.DYNAMIC_BROKER_CONFIG
+            ? null : entry.value();
+    }
+
     private KafkaTool.Result reassign(String... args) {
         List<String> all = new ArrayList<>(List.of("--bootstrap-server", cluster.liveBootstrapServers()));
         all.addAll(List.of(args));
@@ -139,16 +152,20 @@ class LogDirMovesClusterTest {
             Path plan = dir.resolve("dirs.json");
             Files.writeString(plan, "{\"version\":1,\"partitions\":[{\"topic\":\"" + TOPIC + "\",\"partition\":0,\"replicas\":[1,2],"
                 + "\"log_dirs\":[\"" + target + "\",\"" + secondDir(2) + "\"]}]}");
-            KafkaTool.Result executed = reassign("--execute", "--reassignment-json-file", plan.toString());
+            // The tool sets replica.alter.log.dirs.io.max.bytes.per.second on the brokers moving data; --verify clears it once done.
+            KafkaTool.Result executed = reassign("--execute", "--replica-alter-log-dirs-throttle", "100000000", "--reassignment-json-file",
+                plan.toString());
             assertThat(executed.exitCode()).as("%s", executed).isZero();
             assertThat(executed.stdout()).as("%s", executed).contains("Successfully started partition reassignment")
                 .contains("Successfully started moving log directory to " + target + " for replica " + PARTITION_DIR + " with broker 1")
                 .contains("Successfully started moving log directory to " + secondDir(2) + " for replica " + PARTITION_DIR + " with broker 2");
 
+            assertThat(brokerConfig(admin, 1, THROTTLE)).isEqualTo("100000000");
             ClusterHarness.waitUntil(() -> {
                 KafkaTool.Result verified = reassign("--verify", "--reassignment-json-file", plan.toString());
                 return verified.exitCode() == 0 && !verified.stdout().contains("still in progress");
             }, DEADLINE, "--verify reports the reassignment and the log dir moves complete");
+            ClusterHarness.waitUntil(() -> brokerConfig(admin, 1, THROTTLE) == null, DEADLINE, "--verify cleared the log dirs throttle");
             ClusterHarness.waitUntil(() -> {
                 Map<Integer, Map<String, Map<String, Boolean>>> after = describeLogDirs();
                 return Map.of(PARTITION_DIR, false).equals(after.get(1).get(target.toString()))

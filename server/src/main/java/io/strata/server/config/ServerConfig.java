@@ -225,7 +225,7 @@ public final class ServerConfig {
                 "bytes/s a leader sends to throttled out-of-sync followers (leader.replication.throttled.replicas)")
             .define(FOLLOWER_REPLICATION_THROTTLED_RATE, Type.LONG, Long.MAX_VALUE, ConfigDef.atLeast(0),
                 "bytes/s a follower fetches for its throttled out-of-sync replicas (follower.replication.throttled.replicas)")
-            .define(REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND, Type.LONG, Long.MAX_VALUE, ConfigDef.atLeast(1),
+            .define(REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND, Type.LONG, Long.MAX_VALUE, ConfigDef.atLeast(0),
                 "bytes/s copied into future logs while moving replicas between log dirs (AlterReplicaLogDirs), all moves together")
             .define(REPLICATION_QUOTA_WINDOW_NUM, Type.INT, 11, ConfigDef.atLeast(1), "samples the replication throttles measure over")
             .define(REPLICATION_QUOTA_WINDOW_SIZE_SECONDS, Type.INT, 1, ConfigDef.atLeast(1), "length of one replication throttle sample")
