@@ -283,11 +283,10 @@ class KafkaToolsTest {
 
         // A key Kafka changes dynamically but whose subsystem Strata lacks: refused with the reason, nothing stored.
         KafkaTool.Result fetchers = KafkaTool.run(ConfigCommand::main, withBootstrap("--alter", "--entity-type", "brokers",
-            "--entity-name", "1", "--add-config", "replica.alter.log.dirs.io.max.bytes.per.second=1000"));
+            "--entity-name", "1", "--add-config", "cordoned.log.dirs=/elsewhere"));
         assertThat(fetchers.exitCode()).isEqualTo(1);
         assertThat(fetchers.stderr()).contains("InvalidRequestException: Cannot update these configs dynamically on this broker: "
-            + "Set(replica.alter.log.dirs.io.max.bytes.per.second) (replica.alter.log.dirs.io.max.bytes.per.second: refused until moves"
-            + " between log dirs");
+            + "Set(cordoned.log.dirs) (cordoned.log.dirs: refused until log dir cordoning");
         assertThat(ok(ConfigCommand::main, "--describe", "--entity-type", "brokers", "--entity-name", "1").lines())
             .containsExactly("Dynamic configs for broker 1 are:");
     }

@@ -192,7 +192,9 @@ class ObservabilityTest {
             "kafka_server_brokertopicmetrics_reassignmentbytesout_total", "strata_replication_follower_reads_for_consumers_total",
             "kafka_controller_controllerstats_uncleanleaderelections_total",
             "kafka_controller_controllerstats_electionfromeligibleleaderreplicas_total",
-            "kafka_server_fetchsessioncache_incrementalfetchsessionevictions_total")) {
+            "kafka_server_fetchsessioncache_incrementalfetchsessionevictions_total",
+            "kafka_server_alterlogdirsreplication_byte_rate", "kafka_server_replicaalterlogdirsmanager_maxlag", "strata_log_dir_moves",
+            "strata_log_dir_move_failures_total")) {
             assertThat(scrape.samples(zero)).as(zero).singleElement().satisfies(sample -> assertThat(sample.value()).as(zero).isZero());
         }
         // The consumer's incremental fetch sessions: however many it left open, the gauges are there.

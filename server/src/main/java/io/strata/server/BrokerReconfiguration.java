@@ -25,7 +25,8 @@ import java.util.function.Supplier;
  * replace the connection limits;
  * {@code num.recovery.threads.per.data.dir} and {@code producer.id.expiration.ms} go to the log
  * manager; {@code leader.replication.throttled.rate} and {@code follower.replication.throttled.rate}
- * go to the replication quota managers and {@code num.replica.fetchers} resizes the replica fetchers.
+ * and {@code replica.alter.log.dirs.io.max.bytes.per.second} go to the replication quota managers and
+ * {@code num.replica.fetchers} resizes the replica fetchers.
  *
  * <p>Runs on the metadata publishing thread, which publishes before the AlterConfigs that made
  * the change is answered, so a client sees the effect once its request completes. The values were
@@ -48,7 +49,7 @@ final class BrokerReconfiguration implements MetadataPublisher {
      * The replication settings' targets: the two throttles and the fetcher manager (null until replication starts).
      */
     record Replication(ReplicationQuotaManager leaderQuota, ReplicationQuotaManager followerQuota,
-                       Supplier<ReplicaFetcherManager> fetcherManager) {
+                       ReplicationQuotaManager alterLogDirsQuota, Supplier<ReplicaFetcherManager> fetcherManager) {
     }
 
     BrokerReconfiguration(ServerConfig staticConfig, int nodeId, RequestHandlerPool handlerPool, SocketServer socketServer,
@@ -109,12 +110,15 @@ final class BrokerReconfiguration implements MetadataPublisher {
     private void applyReplication(ServerConfig effective) {
         long leaderRate = effective.getLong(ServerConfig.LEADER_REPLICATION_THROTTLED_RATE);
         long followerRate = effective.getLong(ServerConfig.FOLLOWER_REPLICATION_THROTTLED_RATE);
+        long alterLogDirsRate = effective.getLong(ServerConfig.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND);
         try {
             replication.leaderQuota().updateQuota(leaderRate);
             replication.followerQuota().updateQuota(followerRate);
+            replication.alterLogDirsQuota().updateQuota(alterLogDirsRate);
         } catch (RuntimeException e) {
             failed("apply the replication throttles " + ServerConfig.LEADER_REPLICATION_THROTTLED_RATE + "=" + leaderRate + ", "
-                + ServerConfig.FOLLOWER_REPLICATION_THROTTLED_RATE + "=" + followerRate, e);
+                + ServerConfig.FOLLOWER_REPLICATION_THROTTLED_RATE + "=" + followerRate + ", "
+                + ServerConfig.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND + "=" + alterLogDirsRate, e);
         }
         int numFetchers = effective.getInt(ServerConfig.NUM_REPLICA_FETCHERS);
         ReplicaFetcherManager fetchers = replication.fetcherManager().get();

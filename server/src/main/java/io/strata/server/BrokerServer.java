@@ -82,6 +82,8 @@ final class BrokerServer {
     private volatile io.strata.server.api.FetchSessionStatistics fetchSessions;
     private volatile ReplicationQuotaManager leaderReplicationQuota;
     private volatile ReplicationQuotaManager followerReplicationQuota;
+    private volatile ReplicationQuotaManager alterLogDirsQuota;
+    private volatile io.strata.server.replica.LogDirMoverThread logDirMoverThread;
     private volatile GroupCoordinator groupCoordinator;
     private volatile TransactionCoordinator transactionCoordinator;
     private boolean startupCalled;
@@ -129,10 +131,16 @@ final class BrokerServer {
         replicaManager.startIsrShrinkTask(config.getLong(ServerConfig.REPLICA_LAG_TIME_MAX_MS));
         startReplicationQuotas(config, metadata, time);
         startReplication(config, controllerApi, metadata, logManager, time, backgroundErrors);
+        io.strata.server.replica.LogDirMover logDirMover = new io.strata.server.replica.LogDirMover(logManager, replicaManager::partition,
+            alterLogDirsQuota);
+        replicaManager.setLogDirMover(logDirMover);
         metadata.addPublisher(new ReplicationThrottles(nodeId, leaderReplicationQuota, followerReplicationQuota));
         metadata.addPublisher(replicaManager);
         metadata.addPublisher(this::applyDynamicCleanerConfig);
         metadata.startPublishing().get();
+        // After the first image: a move a crash interrupted resumes once its partition is hosted again.
+        logDirMoverThread = new io.strata.server.replica.LogDirMoverThread(logDirMover, time, backgroundErrors);
+        logDirMoverThread.start();
 
         // The broker's listeners are bound now (advertised port 0 resolves to the bound port) but serve only once the broker is ready.
         shared.socketServer().start(name -> !config.isControllerListener(name));
@@ -214,7 +222,8 @@ final class BrokerServer {
             }
         }
         reconfiguration = new BrokerReconfiguration(config, nodeId, shared.handlerPool(), shared.socketServer(), logManager,
-            new BrokerReconfiguration.Replication(leaderReplicationQuota, followerReplicationQuota, this::replicaFetcherManager));
+            new BrokerReconfiguration.Replication(leaderReplicationQuota, followerReplicationQuota, alterLogDirsQuota,
+                this::replicaFetcherManager));
         metadata.addPublisher(reconfiguration);
         reconfiguration.applyLatest(metadata::image);
     }
@@ -232,6 +241,8 @@ final class BrokerServer {
         ServerConfig effective = DynamicBrokerConfig.effectiveConfig(config, metadata.image(), config.nodeId());
         leaderReplicationQuota.updateQuota(effective.getLong(ServerConfig.LEADER_REPLICATION_THROTTLED_RATE));
         followerReplicationQuota.updateQuota(effective.getLong(ServerConfig.FOLLOWER_REPLICATION_THROTTLED_RATE));
+        alterLogDirsQuota = new ReplicationQuotaManager(ReplicationQuotaManager.Side.ALTER_LOG_DIRS, samples, windowSeconds, time);
+        alterLogDirsQuota.updateQuota(effective.getLong(ServerConfig.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND));
         replicaManager.setLeaderReplicationQuota(leaderReplicationQuota);
     }
 
@@ -240,16 +251,17 @@ final class BrokerServer {
         return leaderReplicationQuota;
     }
 
-    /** The leader and follower replication throttles, or null before start-up creates them. */
     /** The Fetch handler's incremental fetch sessions, for the metrics (null until start-up creates the handlers). */
     io.strata.server.api.FetchSessionStatistics fetchSessions() {
         return fetchSessions;
     }
 
+    /** The leader, follower and alter-log-dirs replication throttles (in that order), or null before start-up creates them. */
     java.util.List<ReplicationQuotaManager> replicationQuotas() {
         ReplicationQuotaManager leader = leaderReplicationQuota;
         ReplicationQuotaManager follower = followerReplicationQuota;
-        return leader == null || follower == null ? null : java.util.List.of(leader, follower);
+        ReplicationQuotaManager alterLogDirs = alterLogDirsQuota;
+        return leader == null || follower == null || alterLogDirs == null ? null : java.util.List.of(leader, follower, alterLogDirs);
     }
 
     /** The follower side's replication throttle, or null before start-up creates it. */
@@ -404,6 +416,9 @@ final class BrokerServer {
         }
         if (groupCoordinator != null) {
             groupCoordinator.close();
+        }
+        if (logDirMoverThread != null) {
+            logDirMoverThread.close(); // no copy or swap once the replicas close; a move resumes at the next start
         }
         if (replicaFetchers != null) {
             try {

@@ -95,6 +95,8 @@ public final class StrataServer implements AutoCloseable {
             .add(ApiMessageType.INCREMENTAL_ALTER_CONFIGS, 0, 1)
             .add(ApiMessageType.DESCRIBE_CLUSTER, 0, 2)
             .add(ApiMessageType.DESCRIBE_TOPIC_PARTITIONS, 0, 0)
+            // Moves between this broker's log dirs (KIP-113); v0 went in Kafka 4 (KIP-896).
+            .add(ApiMessageType.ALTER_REPLICA_LOG_DIRS, 1, 2)
             .add(ApiMessageType.DESCRIBE_LOG_DIRS, 1, 5)
             .add(ApiMessageType.OFFSET_FOR_LEADER_EPOCH, 2, 4)
             // Features are changed through the controller (FeatureLevelRecords); the quorum is this node alone.
@@ -300,7 +302,7 @@ public final class StrataServer implements AutoCloseable {
         return brokerRole == null ? 0 : brokerRole.dynamicConfigFailures();
     }
 
-    /** The leader and follower replication throttles ({@code ReplicationQuotaManager.Side} order), or null without a broker role. */
+    /** The leader, follower and alter-log-dirs replication throttles ({@code ReplicationQuotaManager.Side} order), or null without a broker role. */
     public java.util.List<io.strata.server.replica.ReplicationQuotaManager> replicationQuotas() {
         return brokerRole == null ? null : brokerRole.replicationQuotas();
     }

@@ -330,10 +330,10 @@ class DynamicBrokerConfigLiveTest {
     @Test
     void dynamicKeysWithoutTheirSubsystemAreRefusedWithTheReason() throws Exception {
         broker = new TestBroker(dataDir, Map.of());
-        assertThatThrownBy(() -> set(THIS_BROKER, "replica.alter.log.dirs.io.max.bytes.per.second", "1000")).cause()
+        assertThatThrownBy(() -> set(THIS_BROKER, "cordoned.log.dirs", "/elsewhere")).cause()
             .isInstanceOf(InvalidRequestException.class)
-            .hasMessageContaining("Cannot update these configs dynamically on this broker: Set(replica.alter.log.dirs.io.max.bytes.per.second)")
-            .hasMessageContaining("refused until moves between log dirs");
+            .hasMessageContaining("Cannot update these configs dynamically on this broker: Set(cordoned.log.dirs)")
+            .hasMessageContaining("refused until log dir cordoning");
         assertThatThrownBy(() -> set(CLUSTER_DEFAULT, "num.network.threads", "2")).cause().isInstanceOf(InvalidRequestException.class)
             .hasMessageContaining("Set(num.network.threads)");
         // A key Kafka keeps static: Kafka's own message.

@@ -42,6 +42,19 @@ public final class FutureLogCopier {
      * @return the bytes copied (0 when caught up)
      */
     public int copyOnce() throws IOException {
+        return copyOnce(maxBytesPerCopy);
+    }
+
+    /**
+     * {@link #copyOnce()} with a budget of its own for this copy (a throttle's share).
+     *
+     * @param maxBytes the most bytes read (at least one batch is copied)
+     * @throws IllegalArgumentException if {@code maxBytes} is below 1
+     */
+    public int copyOnce(int maxBytes) throws IOException {
+        if (maxBytes < 1) {
+            throw new IllegalArgumentException("maxBytes must be at least 1: maxBytes=" + maxBytes);
+        }
         long futureEnd = future.logEndOffset();
         if (futureEnd > current.logEndOffset()) {
             future.truncateTo(current.logEndOffset());
@@ -54,7 +67,7 @@ public final class FutureLogCopier {
         if (futureEnd == current.logEndOffset()) {
             return 0;
         }
-        FetchDataInfo data = current.read(futureEnd, maxBytesPerCopy, FetchIsolation.LOG_END, true);
+        FetchDataInfo data = current.read(futureEnd, maxBytes, FetchIsolation.LOG_END, true);
         MemoryRecords records = MemoryRecords.of(data.records());
         if (records.sizeInBytes() == 0) {
             return 0;

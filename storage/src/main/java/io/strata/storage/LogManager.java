@@ -87,6 +87,11 @@ public final class LogManager implements Closeable {
     public static final String SCHEDULER_TASK = "log-scheduler";
     /** The metadata log lives beside the partition logs but is owned by the metadata layer. */
     public static final String METADATA_TOPIC = "__cluster_metadata";
+    /**
+     * Bound of the preferred-directory map: an AlterReplicaLogDirs may name partitions that never
+     * come to this broker (Kafka's map is unbounded); past the bound new preferences are refused.
+     */
+    public static final int MAX_PREFERRED_LOG_DIRS = 100_000;
     /** How long a clean shutdown waits for a running background task (e.g. a segment flush) to end. */
     private static final long SCHEDULER_SHUTDOWN_TIMEOUT_MS = 300_000L;
 
@@ -127,6 +132,12 @@ public final class LogManager implements Closeable {
      * the lock on {@link #logs}.
      */
     private final ConcurrentHashMap<TopicPartition, UnifiedLog> futureLogs = new ConcurrentHashMap<>();
+    /**
+     * Where a partition's log goes when this broker creates it (AlterReplicaLogDirs named a data
+     * directory before the partition was hosted here, Kafka's {@code preferredLogDirs}); consumed
+     * by {@link #getOrCreateLog}. At most {@link #MAX_PREFERRED_LOG_DIRS} entries.
+     */
+    private final ConcurrentHashMap<TopicPartition, Path> preferredLogDirs = new ConcurrentHashMap<>();
     /** Logs being created, outside the lock on {@link #logs} (which guards this map), by data directory. */
     private final Map<TopicPartition, Creation> creating = new HashMap<>();
     private final Map<Path, FileChannel> lockChannels = new HashMap<>();
@@ -789,6 +800,74 @@ public final class LogManager implements Closeable {
         }
     }
 
+    /**
+     * Records that the log of {@code topicPartition} is to be created in {@code dir} when this
+     * broker creates it, unless its current or future log already lives there (Kafka's
+     * {@code maybeUpdatePreferredLogDir}). A later call replaces an earlier preference.
+     *
+     * @return whether the preference is recorded (false: already there, or the map is full)
+     * @throws IllegalArgumentException if {@code dir} is not one of {@link #logDirs()}
+     */
+    public boolean maybeUpdatePreferredLogDir(TopicPartition topicPartition, Path dir) {
+        Path target = configuredDir(dir);
+        synchronized (logs) {
+            UnifiedLog current = logs.get(topicPartition);
+            UnifiedLog future = futureLogs.get(topicPartition);
+            if (current != null && current.dir().getParent().equals(target) || future != null && future.dir().getParent().equals(target)) {
+                return false;
+            }
+            if (!preferredLogDirs.containsKey(topicPartition) && preferredLogDirs.size() >= MAX_PREFERRED_LOG_DIRS) {
+                LOG.warn("Not recording {} as the preferred log directory of {}: {} preferences are pending already", target, topicPartition,
+                    MAX_PREFERRED_LOG_DIRS);
+                return false;
+            }
+            preferredLogDirs.put(topicPartition, target);
+            return true;
+        }
+    }
+
+    /** The data directory recorded for the log of {@code topicPartition} before it exists here, or null. */
+    public Path preferredLogDir(TopicPartition topicPartition) {
+        return preferredLogDirs.get(topicPartition);
+    }
+
+    /**
+     * Whether {@code dir} is one of {@link #logDirs()} (compared as normalised absolute paths;
+     * a relative path never matches, as Kafka wants the absolute path of a configured directory).
+     */
+    public boolean isConfiguredLogDir(Path dir) {
+        if (!dir.isAbsolute()) {
+            return false;
+        }
+        Path wanted = dir.normalize();
+        for (Path configured : settings.logDirs()) {
+            if (configured.toAbsolutePath().normalize().equals(wanted)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Whether a configured data directory can be used: it exists, is a writable directory and its
+     * volume can be read. Strata keeps no per-directory offline state yet (no log-dir failure
+     * channel); a directory is judged when asked, as DescribeLogDirs does.
+     *
+     * @throws IllegalArgumentException if {@code dir} is not one of {@link #logDirs()}
+     */
+    public boolean isLogDirOnline(Path dir) {
+        Path target = configuredDir(dir);
+        if (!Files.isDirectory(target) || !Files.isWritable(target)) {
+            return false;
+        }
+        try {
+            Files.getFileStore(target);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     /** {@code dir} as spelled in {@link #logDirs()}, matched by normalised absolute path. */
     private Path configuredDir(Path dir) {
         Path wanted = dir.toAbsolutePath().normalize();
@@ -829,11 +908,19 @@ public final class LogManager implements Closeable {
             if (running != null) {
                 running.abortCleaning(topicPartition, current.dir().getParent());
             }
+            inheritState(current, future);
+            List<EpochEntry> history = current.leaderEpochCache().epochEntries();
             current.flush(current.logEndOffset());
             future.flush(future.logEndOffset());
             current.close();
             current.renameDir(topicPartition + "." + UUID.randomUUID().toString().replace("-", "") + UnifiedLog.DELETE_DIR_SUFFIX);
             UnifiedLog moved = reopenRenamed(future, current.highWatermark());
+            // Loading drops entries starting at the log end (a restart's rule); the running partition keeps its epoch.
+            for (EpochEntry entry : history) {
+                if (entry.startOffset() >= moved.logEndOffset()) {
+                    moved.leaderEpochCache().assign(entry.epoch(), entry.startOffset());
+                }
+            }
             futureLogs.remove(topicPartition);
             logs.put(topicPartition, moved);
             future = moved;
@@ -842,6 +929,26 @@ public final class LogManager implements Closeable {
         scheduler.schedule(() -> deleteDirectoryQuietly(renamed), current.config().fileDeleteDelayMs, TimeUnit.MILLISECONDS);
         LOG.info("Replaced the log of {} with its future log in {}", topicPartition, future.dir());
         return future;
+    }
+
+    /**
+     * What the future log cannot learn from the copied batches, taken from the current log just
+     * before the swap (both end at the same offset): the leader-epoch history (an epoch a leader
+     * assigned with no record behind it yet exists only in the current log's cache, KAFKA-15608 /
+     * KAFKA-20961), and a log start offset moved by DeleteRecords or retention after the copy.
+     */
+    private static void inheritState(UnifiedLog current, UnifiedLog future) throws IOException {
+        List<EpochEntry> history = current.leaderEpochCache().epochEntries();
+        if (!history.equals(future.leaderEpochCache().epochEntries())) {
+            future.leaderEpochCache().clearAndFlush();
+            for (EpochEntry entry : history) {
+                future.leaderEpochCache().assign(entry.epoch(), entry.startOffset());
+            }
+        }
+        future.updateHighWatermark(current.highWatermark());
+        if (current.logStartOffset() > future.logStartOffset()) {
+            future.maybeIncrementLogStartOffset(current.logStartOffset());
+        }
     }
 
     /**
@@ -901,7 +1008,8 @@ public final class LogManager implements Closeable {
                 creation = running.log();
                 parent = null;
             } else {
-                parent = chooseDirectory();
+                Path preferred = preferredLogDirs.remove(topicPartition);
+                parent = preferred != null ? preferred : chooseDirectory();
                 creation = new CompletableFuture<>();
                 creating.put(topicPartition, new Creation(parent, creation));
             }

@@ -146,4 +146,47 @@ class LogManagerFutureLogTest {
         assertThat(reopened.getLog(PARTITION).logEndOffset()).isEqualTo(20L);
         reopened.close();
     }
+
+    @Test
+    void swapKeepsAnEpochWithoutRecordsAndTheCurrentLogStart() throws Exception {
+        LogManager manager = manager();
+        UnifiedLog current = manager.getOrCreateLog(PARTITION, Optional.empty(), LogConfig.defaults());
+        appendBatches(current, 3);
+        // A leader elected at epoch 4 with nothing written yet: the epoch is only in the current log's cache (KAFKA-15608).
+        current.maybeAssignEpochStartOffset(4, current.logEndOffset());
+        current.updateHighWatermark(30L);
+        UnifiedLog future = manager.getOrCreateFutureLog(PARTITION, otherDir(current, firstDir, secondDir), Optional.empty(),
+            LogConfig.defaults());
+        FutureLogCopier copier = new FutureLogCopier(current, future, Integer.MAX_VALUE);
+        while (copier.copyOnce() > 0) {
+            // copy everything
+        }
+        current.maybeIncrementLogStartOffset(10L); // DeleteRecords after the copy
+        List<EpochEntry> history = current.leaderEpochCache().epochEntries();
+        assertThat(history).extracting(EpochEntry::epoch).contains(4);
+
+        UnifiedLog swapped = manager.replaceCurrentWithFutureLog(PARTITION);
+        assertThat(swapped.leaderEpochCache().epochEntries()).isEqualTo(history);
+        assertThat(swapped.logStartOffset()).isEqualTo(10L);
+        assertThat(swapped.highWatermark()).isEqualTo(30L);
+        manager.close();
+    }
+
+    @Test
+    void preferredDirectoryPlacesTheNextCreatedLog() throws Exception {
+        LogManager manager = manager();
+        assertThat(manager.maybeUpdatePreferredLogDir(PARTITION, secondDir)).isTrue();
+        assertThat(manager.maybeUpdatePreferredLogDir(PARTITION, firstDir)).as("a later preference replaces the earlier one").isTrue();
+        assertThat(manager.preferredLogDir(PARTITION)).isEqualTo(firstDir);
+        UnifiedLog created = manager.getOrCreateLog(PARTITION, Optional.empty(), LogConfig.defaults());
+        assertThat(created.dir().getParent()).isEqualTo(firstDir);
+        assertThat(manager.preferredLogDir(PARTITION)).as("consumed by the creation").isNull();
+        assertThat(manager.maybeUpdatePreferredLogDir(PARTITION, firstDir)).as("the log already lives there").isFalse();
+        assertThatThrownBy(() -> manager.maybeUpdatePreferredLogDir(PARTITION, firstDir.resolve("nested")))
+            .isInstanceOf(IllegalArgumentException.class);
+        assertThat(manager.isConfiguredLogDir(firstDir.resolve("x").resolve(".."))).as("normalised").isTrue();
+        assertThat(manager.isConfiguredLogDir(Path.of("relative"))).isFalse();
+        assertThat(manager.isLogDirOnline(secondDir)).isTrue();
+        manager.close();
+    }
 }

@@ -33,6 +33,7 @@ public final class ApiHandlers {
         handlers.put(ApiMessageType.INCREMENTAL_ALTER_CONFIGS, new IncrementalAlterConfigsHandler(context));
         handlers.put(ApiMessageType.DESCRIBE_CLUSTER, new DescribeClusterHandler(context, random));
         handlers.put(ApiMessageType.DESCRIBE_TOPIC_PARTITIONS, new DescribeTopicPartitionsHandler(context));
+        handlers.put(ApiMessageType.ALTER_REPLICA_LOG_DIRS, new AlterReplicaLogDirsHandler(context));
         handlers.put(ApiMessageType.DESCRIBE_LOG_DIRS, new DescribeLogDirsHandler(context));
         handlers.put(ApiMessageType.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(context));
         handlers.put(ApiMessageType.UPDATE_FEATURES, new UpdateFeaturesHandler(context));

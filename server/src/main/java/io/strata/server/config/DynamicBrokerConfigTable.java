@@ -72,8 +72,8 @@ public final class DynamicBrokerConfigTable {
         + " yet; the security work refuses these keys at start-up too";
     private static final String TIERED = "refused until tiered storage: Strata keeps every segment locally"
         + " (remote.log.storage.system.enable is not supported)";
-    private static final String LOG_DIR_MOVES = "refused until moves between log dirs (AlterReplicaLogDirs, KIP-1066 cordoning):"
-        + " Strata places partitions at creation only";
+    private static final String LOG_DIR_MOVES = "refused until log dir cordoning (KIP-1066): Strata places new partitions on every"
+        + " configured log dir";
     private static final String SHARE_GROUPS = "refused until share groups (KIP-932): Strata has no share coordinator";
     private static final String STREAMS_GROUPS = "refused until streams groups (KIP-1071): Strata serves classic and consumer groups only";
     private static final String OFFLOADED_ASSIGNORS = "refused until offloaded assignments: Strata's group coordinator assigns inline on"
@@ -158,7 +158,8 @@ public final class DynamicBrokerConfigTable {
             + " leader sends to out-of-sync followers of its leader.replication.throttled.replicas; the measured window is kept"));
         entries.add(live(ServerConfig.FOLLOWER_REPLICATION_THROTTLED_RATE, "ReplicationQuotaManager.updateQuota (follower side): bytes/s"
             + " this broker fetches for its out-of-sync follower.replication.throttled.replicas; the measured window is kept"));
-        entries.add(refused("replica.alter.log.dirs.io.max.bytes.per.second", LOG_DIR_MOVES));
+        entries.add(live(ServerConfig.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND, "ReplicationQuotaManager.updateQuota (alter-log-dirs"
+            + " side): bytes/s the LogDirMover copies into future logs, all moves of this broker together; the measured window is kept"));
         entries.add(refused("follower.fetch.last.tiered.offset.enable", TIERED));
         for (String key : List.of("remote.fetch.max.wait.ms", "remote.list.offsets.request.timeout.ms",
             "remote.log.index.file.cache.total.size.bytes", "remote.log.manager.copier.thread.pool.size",

@@ -89,6 +89,7 @@ public final class ServerConfig {
     public static final String NUM_REPLICA_FETCHERS = "num.replica.fetchers";
     public static final String LEADER_REPLICATION_THROTTLED_RATE = "leader.replication.throttled.rate";
     public static final String FOLLOWER_REPLICATION_THROTTLED_RATE = "follower.replication.throttled.rate";
+    public static final String REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND = "replica.alter.log.dirs.io.max.bytes.per.second";
     public static final String REPLICATION_QUOTA_WINDOW_NUM = "replication.quota.window.num";
     public static final String REPLICATION_QUOTA_WINDOW_SIZE_SECONDS = "replication.quota.window.size.seconds";
     public static final String REPLICA_SOCKET_TIMEOUT_MS = "replica.socket.timeout.ms";
@@ -224,6 +225,8 @@ public final class ServerConfig {
                 "bytes/s a leader sends to throttled out-of-sync followers (leader.replication.throttled.replicas)")
             .define(FOLLOWER_REPLICATION_THROTTLED_RATE, Type.LONG, Long.MAX_VALUE, ConfigDef.atLeast(0),
                 "bytes/s a follower fetches for its throttled out-of-sync replicas (follower.replication.throttled.replicas)")
+            .define(REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND, Type.LONG, Long.MAX_VALUE, ConfigDef.atLeast(0),
+                "bytes/s copied into future logs while moving replicas between log dirs (AlterReplicaLogDirs), all moves together")
             .define(REPLICATION_QUOTA_WINDOW_NUM, Type.INT, 11, ConfigDef.atLeast(1), "samples the replication throttles measure over")
             .define(REPLICATION_QUOTA_WINDOW_SIZE_SECONDS, Type.INT, 1, ConfigDef.atLeast(1), "length of one replication throttle sample")
             .define(REPLICA_SOCKET_TIMEOUT_MS, Type.INT, 30_000, ConfigDef.atLeast(1), "request timeout of follower fetches")

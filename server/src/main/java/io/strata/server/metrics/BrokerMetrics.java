@@ -68,6 +68,7 @@ public final class BrokerMetrics implements AutoCloseable {
         registry.register(serverMetrics);
         registry.register(new ReplicationMetrics(serverSources.replicaManager(), serverSources.replicaFetcherManager()));
         registry.register(new ReplicationQuotaMetrics(serverSources.replicationQuotas()));
+        registry.register(new LogDirMoverMetrics(serverSources.replicaManager()));
         registry.register(requestMetrics);
         registry.register(topicMetrics);
         registry.register(jvmMetrics);

@@ -61,8 +61,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * single node always did.
  *
  * <h2>Thread-safety</h2>
- * {@code leaderIsrUpdateLock}: read lock for appends, follower fetch updates, high watermark moves
- * and answers; write lock for the transitions and committing ISR changes. Lock order: this lock
+ * {@code leaderIsrUpdateLock}: read lock for appends (leader and follower, see
+ * {@link #changeFollowerLog}), follower fetch updates, high watermark moves and answers; write
+ * lock for the transitions, committing ISR changes and replacing the log ({@link #maybeReplaceLog}). Lock order: this lock
  * before the log's lock, never the reverse; {@link ReplicaContext#onHighWatermarkIncremented} and
  * ISR change submissions are called outside both (KAFKA-13254).
  */
@@ -75,7 +76,11 @@ public final class Partition {
 
     private final TopicPartition topicPartition;
     private final UUID topicId;
-    private final UnifiedLog log;
+    /**
+     * The current log. Replaced only by {@link #maybeReplaceLog} (a move between data
+     * directories) under the write lock; readers take it anew on each use.
+     */
+    private volatile UnifiedLog log;
     private final ReplicaContext context;
     private final int localBrokerId;
     private final ReentrantReadWriteLock leaderIsrUpdateLock = new ReentrantReadWriteLock();
@@ -710,6 +715,63 @@ public final class Partition {
             }
         }
         return log.maybeIncrementHighWatermark(candidate);
+    }
+
+    // ---------------------------------------------------------------- log changes outside produce
+
+    /** A change of the log by its follower side (append, truncation); gets the log in force. */
+    @FunctionalInterface
+    public interface FollowerLogChange<T> {
+        T apply(UnifiedLog log) throws IOException;
+    }
+
+    /**
+     * Runs a follower's change of the log under the read lock, so that a log swap
+     * ({@link #maybeReplaceLog}, write lock) never interleaves with it (Kafka's
+     * {@code appendRecordsToFollowerOrFutureReplica} under the same lock as the swap).
+     */
+    public <T> T changeFollowerLog(FollowerLogChange<T> change) throws IOException {
+        leaderIsrUpdateLock.readLock().lock();
+        try {
+            return change.apply(log);
+        } finally {
+            leaderIsrUpdateLock.readLock().unlock();
+        }
+    }
+
+    /** Builds the replacement of the current log, called under the write lock; null leaves the current log in place. */
+    @FunctionalInterface
+    public interface LogReplacement {
+        UnifiedLog replace(UnifiedLog current) throws IOException;
+    }
+
+    /**
+     * Replaces the current log (a move between data directories, AlterReplicaLogDirs) under the
+     * write lock: no leader or follower append, truncation or high watermark move can run
+     * meanwhile, so the replacement sees the final log end. The replacement must hold every
+     * offset of the current log, its high watermark and epochs.
+     *
+     * @return whether the log was replaced
+     * @throws IllegalStateException if the replacement is of another partition or ends elsewhere
+     */
+    public boolean maybeReplaceLog(LogReplacement replacement) throws IOException {
+        leaderIsrUpdateLock.writeLock().lock();
+        try {
+            UnifiedLog current = log;
+            UnifiedLog replaced = replacement.replace(current);
+            if (replaced == null) {
+                return false;
+            }
+            if (!replaced.topicPartition().equals(topicPartition) || replaced.logEndOffset() != current.logEndOffset()) {
+                throw new IllegalStateException("The replacement log of " + topicPartition + " does not match: replacement="
+                    + replaced.topicPartition() + " logEndOffset=" + replaced.logEndOffset() + ", currentLogEndOffset=" + current.logEndOffset());
+            }
+            log = replaced;
+            LOG.info("Partition {} now uses its log in {}", topicPartition, replaced.dir());
+            return true;
+        } finally {
+            leaderIsrUpdateLock.writeLock().unlock();
+        }
     }
 
     // ---------------------------------------------------------------- reads

@@ -74,6 +74,8 @@ public final class ReplicaManager implements MetadataPublisher {
     /** {@code replica.selector.class}: null when consumers are never sent to a follower (Kafka's default). */
     private volatile ReplicaSelector replicaSelector;
     /** Consumer fetch partitions this node read as a follower (KIP-392). */
+    private volatile LogDirMover logDirMover;
+    private volatile ReplicaLogDirs replicaLogDirs;
     private final java.util.concurrent.atomic.LongAdder followerReadsForConsumers = new java.util.concurrent.atomic.LongAdder();
     /** The leader side's replication throttle ({@code leader.replication.throttled.*}); none until set. */
     private volatile ReplicaQuota leaderQuota = ReplicaQuota.UNBOUNDED;
@@ -156,6 +158,25 @@ public final class ReplicaManager implements MetadataPublisher {
     }
 
     /** Where the partitions this node follows are handed (the replica fetchers). */
+    /**
+     * The mover of partitions between data directories: a partition removed from this broker
+     * (deleted, reassigned away) has its move aborted first. Set before the first image is published.
+     */
+    public void setLogDirMover(LogDirMover mover) {
+        this.logDirMover = mover;
+        this.replicaLogDirs = new ReplicaLogDirs(this, mover);
+    }
+
+    /** AlterReplicaLogDirs on this broker, or null before {@link #setLogDirMover}. */
+    public ReplicaLogDirs replicaLogDirs() {
+        return replicaLogDirs;
+    }
+
+    /** The mover of partitions between data directories, or null before {@link #setLogDirMover}. */
+    public LogDirMover logDirMover() {
+        return logDirMover;
+    }
+
     public void setFollowerFetching(FollowerFetching fetching) {
         this.followerFetching = java.util.Objects.requireNonNull(fetching);
     }
@@ -574,6 +595,14 @@ public final class ReplicaManager implements MetadataPublisher {
         Partition removed = partitions.remove(topicPartition);
         if (removed == null) {
             return;
+        }
+        LogDirMover mover = logDirMover;
+        if (mover != null) {
+            try {
+                mover.abort(topicPartition); // waits for a copy step in progress before the future log goes
+            } catch (IOException e) {
+                LOG.error("Could not delete the future log of {}", topicPartition, e);
+            }
         }
         try {
             logManager.deleteLog(topicPartition);

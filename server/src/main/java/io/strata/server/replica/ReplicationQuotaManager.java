@@ -31,7 +31,9 @@ public final class ReplicationQuotaManager implements ReplicaQuota {
     /** Kafka's {@code QuotaType}s of replication, which name the metrics group. */
     public enum Side {
         LEADER("LeaderReplication"),
-        FOLLOWER("FollowerReplication");
+        FOLLOWER("FollowerReplication"),
+        /** Copies into future logs ({@code replica.alter.log.dirs.io.max.bytes.per.second}); every moving partition counts. */
+        ALTER_LOG_DIRS("AlterLogDirsReplication");
 
         private final String metricGroup;
 

@@ -4,7 +4,6 @@ import io.strata.protocol.records.MemoryRecords;
 import io.strata.server.replica.Partition;
 import io.strata.storage.EpochOffset;
 import io.strata.storage.TopicPartition;
-import io.strata.storage.UnifiedLog;
 
 import java.io.IOException;
 import java.util.Optional;
@@ -24,11 +23,14 @@ import java.util.function.LongConsumer;
  * (Kafka's ReplicationBytesInPerSec), and also to {@code onReassignmentBytes} while this node is
  * an adding replica of a running reassignment (Kafka's ReassignmentBytesInPerSec).
  *
+ * <p>The log is the partition's current one at each call (a move between data directories
+ * replaces it); changes run under the partition's read lock ({@link Partition#changeFollowerLog}),
+ * so a swap of the log never interleaves with them.
+ *
  * <p>Thread-safe: the log serialises its own changes.
  */
 final class PartitionFollowerLog implements FollowerLog {
     private final Partition partition;
-    private final UnifiedLog log;
     private final Consumer<TopicPartition> onHighWatermark;
     private final LongConsumer onAppendedBytes;
     private final LongConsumer onReassignmentBytes;
@@ -40,7 +42,6 @@ final class PartitionFollowerLog implements FollowerLog {
     PartitionFollowerLog(Partition partition, Consumer<TopicPartition> onHighWatermark, LongConsumer onAppendedBytes,
                          LongConsumer onReassignmentBytes) {
         this.partition = partition;
-        this.log = partition.log();
         this.onHighWatermark = onHighWatermark;
         this.onAppendedBytes = onAppendedBytes;
         this.onReassignmentBytes = onReassignmentBytes;
@@ -58,65 +59,85 @@ final class PartitionFollowerLog implements FollowerLog {
 
     @Override
     public long logStartOffset() {
-        return log.logStartOffset();
+        return partition.log().logStartOffset();
     }
 
     @Override
     public long logEndOffset() {
-        return log.logEndOffset();
+        return partition.log().logEndOffset();
     }
 
     @Override
     public long highWatermark() {
-        return log.highWatermark();
+        return partition.log().highWatermark();
     }
 
     @Override
     public OptionalInt latestEpoch() {
-        return log.latestEpoch();
+        return partition.log().latestEpoch();
     }
 
     @Override
     public Optional<EpochOffset> endOffsetForEpoch(int epoch) {
-        return log.endOffsetForEpoch(epoch);
+        return partition.log().endOffsetForEpoch(epoch);
     }
 
     @Override
     public void truncateTo(long offset) throws IOException {
-        log.truncateTo(offset);
+        partition.changeFollowerLog(log -> {
+            log.truncateTo(offset);
+            return null;
+        });
     }
 
     @Override
     public void truncateFullyAndStartAt(long offset) throws IOException {
-        log.truncateFullyAndStartAt(offset);
+        partition.changeFollowerLog(log -> {
+            log.truncateFullyAndStartAt(offset);
+            return null;
+        });
     }
 
     @Override
     public long appendAsFollower(MemoryRecords records, int currentLeaderEpoch) throws IOException {
-        log.appendAsFollower(records, currentLeaderEpoch);
+        long end = partition.changeFollowerLog(log -> {
+            log.appendAsFollower(records, currentLeaderEpoch);
+            long appendedEnd = log.logEndOffset();
+            if (log.fsyncOnAck()) {
+                log.flush(appendedEnd);
+            }
+            return appendedEnd;
+        });
         onAppendedBytes.accept(records.sizeInBytes());
         if (partition.isAddingLocalReplica()) {
             onReassignmentBytes.accept(records.sizeInBytes());
-        }
-        long end = log.logEndOffset();
-        if (log.fsyncOnAck()) {
-            log.flush(end);
         }
         return end;
     }
 
     @Override
     public void updateHighWatermark(long leaderHighWatermark) {
-        long target = Math.min(leaderHighWatermark, log.logEndOffset());
-        if (target > log.highWatermark()) {
-            log.updateHighWatermark(target);
+        boolean moved;
+        try {
+            moved = partition.changeFollowerLog(log -> {
+                long target = Math.min(leaderHighWatermark, log.logEndOffset());
+                if (target > log.highWatermark()) {
+                    log.updateHighWatermark(target);
+                    return true;
+                }
+                return false;
+            });
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("moving the high watermark of " + partition.topicPartition() + " failed", e);
+        }
+        if (moved) {
             onHighWatermark.accept(partition.topicPartition());
         }
     }
 
     @Override
     public void maybeIncrementLogStartOffset(long leaderLogStartOffset) throws IOException {
-        log.maybeIncrementLogStartOffset(leaderLogStartOffset);
+        partition.changeFollowerLog(log -> log.maybeIncrementLogStartOffset(leaderLogStartOffset));
     }
 
     @Override
