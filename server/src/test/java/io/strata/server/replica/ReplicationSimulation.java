@@ -37,10 +37,14 @@ import java.util.concurrent.ScheduledExecutorService;
  *
  * <p>Invariants: the high watermark of a replica never goes back within a leader epoch; the
  * committed offset (the largest high watermark seen) is never above a serving leader's log end;
- * every acknowledged write is at its offset on every running ISR member; the batches below the
- * smallest high watermark are identical (offsets, epoch, CRC) on every running replica; the leader
- * is in the ISR; ELR ∩ ISR = ∅ and (ELR on) ISR ≥ min ISR ⇒ ELR empty; one leader per leader epoch.
- * Unclean election is never enabled, so no acknowledged write may be lost.
+ * a leader's high watermark is at most the fetch offset it recorded for each member of its maximal
+ * ISR, and below it each running member holds exactly the leader's batches; every acknowledged
+ * write is at its offset on every running ISR member, on at least min ISR replicas (a crashed one
+ * counts by what survived the crash) and, with ELR on, on every member of ISR ∪ ELR; the batches
+ * below the smallest high watermark are identical (offsets, epoch, CRC) on every running replica;
+ * the leader is in the ISR; ELR ∩ ISR = ∅, (ELR on) ISR ≥ min ISR ⇒ ELR empty, (ELR off) ELR
+ * empty, |ISR| + |ELR| ≤ RF; one leader per leader epoch; no follower truncates below its high
+ * watermark. Unclean election is never enabled, so no acknowledged write may be lost.
  */
 final class ReplicationSimulation implements AutoCloseable {
     /** One run's shape. */
@@ -394,9 +398,10 @@ final class ReplicationSimulation implements AutoCloseable {
     /**
      * A follower fetches a tail the next leader lacks, then the leader crashes: the leader is cut from
      * the ISR member the controller elects next (the first in assignment order), and crashes once
-     * another ISR member holds its whole log. The new leader takes the producer's retry at the tail's
-     * offsets in its new epoch, and the diverged follower's next Fetch gets a DivergingEpoch: the
-     * leader must not record that fetch's offset (it would count a tail it does not hold).
+     * another ISR member holds its whole log; that member is cut from the new leader until the
+     * producer's retry has landed there. The new leader takes the retry at the tail's offsets in its
+     * new epoch, and the diverged follower's next Fetch gets a DivergingEpoch: the leader must not
+     * record that fetch's offset (it would count, and take into the ISR, a tail it does not hold).
      */
     private void divergeAFollowerThenFailOver() {
         PartitionRegistration registration = controller.partition();
@@ -422,6 +427,7 @@ final class ReplicationSimulation implements AutoCloseable {
         SimBroker nextBroker = brokers.get(next);
         SimBroker divergingBroker = brokers.get(diverging);
         int nextLeader = next;
+        int divergingId = diverging;
         network.cut(leader, nextLeader);
         watch("broker " + diverging + " holds a tail broker " + next + " lacks",
             () -> divergingBroker.alive && nextBroker.alive && divergingBroker.log.logEndOffset() > nextBroker.log.logEndOffset()
@@ -429,6 +435,10 @@ final class ReplicationSimulation implements AutoCloseable {
             () -> leaderBroker.alive, () -> {
                 network.heal(leader, nextLeader);
                 crashAndRestart(leaderBroker, 0);
+                // The diverged follower reaches the new leader only after the producer's retry did (its in-flight write times out first).
+                network.cut(divergingId, nextLeader);
+                schedule(PRODUCE_TIMEOUT_MS + 500 + random.nextInt(2_000), "heal " + divergingId + "-" + nextLeader,
+                    () -> network.heal(divergingId, nextLeader));
             }, () -> network.heal(leader, nextLeader));
     }
 
