@@ -20,7 +20,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -38,10 +37,14 @@ import java.util.concurrent.ScheduledExecutorService;
  *
  * <p>Invariants: the high watermark of a replica never goes back within a leader epoch; the
  * committed offset (the largest high watermark seen) is never above a serving leader's log end;
- * every acknowledged write is at its offset on every running ISR member; the batches below the
- * smallest high watermark are identical (offsets, epoch, CRC) on every running replica; the leader
- * is in the ISR; ELR ∩ ISR = ∅ and (ELR on) ISR ≥ min ISR ⇒ ELR empty; one leader per leader epoch.
- * Unclean election is never enabled, so no acknowledged write may be lost.
+ * a leader's high watermark is at most the fetch offset it recorded for each member of its maximal
+ * ISR, and below it each running member holds exactly the leader's batches; every acknowledged
+ * write is at its offset on every running ISR member, on at least min ISR replicas (a crashed one
+ * counts by what survived the crash) and, with ELR on, on every member of ISR ∪ ELR; the batches
+ * below the smallest high watermark are identical (offsets, epoch, CRC) on every running replica;
+ * the leader is in the ISR; ELR ∩ ISR = ∅, (ELR on) ISR ≥ min ISR ⇒ ELR empty, (ELR off) ELR
+ * empty, |ISR| + |ELR| ≤ RF; one leader per leader epoch; no follower truncates below its high
+ * watermark. Unclean election is never enabled, so no acknowledged write may be lost.
  */
 final class ReplicationSimulation implements AutoCloseable {
     /** One run's shape. */
@@ -296,14 +299,16 @@ final class ReplicationSimulation implements AutoCloseable {
      * cut from the controller and every follower while the producer still reaches it (it appends an
      * uncommitted tail it can never commit with acks=all, the controller elects another leader, and
      * after the heal the old leader truncates by DivergingEpoch), the same twice in a row (leader
-     * flips), a follower isolated long enough to leave the ISR, and the leader crashing right after a
-     * producer append (losing its unflushed tail).
+     * flips), a follower isolated long enough to leave the ISR, the leader crashing right after a
+     * producer append (losing its unflushed tail), the ISR shrunk to the leader alone right after an
+     * append and then a failover ({@link #shrinkIsrThenFailOver}), and a follower left holding a tail
+     * the next leader lacks ({@link #divergeAFollowerThenFailOver}).
      */
     void scheduleDivergenceFaults(int count, long spanMs) {
         for (int i = 0; i < count; i++) {
             long at = 200 + random.nextInt((int) spanMs);
             long healAfterMs = SESSION_TIMEOUT_MS + 500 + random.nextInt(2_500);
-            switch (random.nextInt(4)) {
+            switch (random.nextInt(6)) {
                 case 0 -> schedule(at, "isolate the leader from its cluster", () -> isolateLeaderFromCluster(healAfterMs));
                 case 1 -> {
                     schedule(at, "isolate the leader from its cluster (flip 1)", () -> isolateLeaderFromCluster(healAfterMs));
@@ -315,10 +320,12 @@ final class ReplicationSimulation implements AutoCloseable {
                     schedule(at, "isolate " + broker, () -> isolate(broker));
                     schedule(at + SimBroker.LAG_TIME_MAX_MS + random.nextInt(3_000), "reconnect " + broker, () -> reconnect(broker));
                 }
-                default -> {
+                case 3 -> {
                     int garbage = random.nextBoolean() ? 0 : 1 + random.nextInt(512);
                     schedule(at, "crash the leader after its next append", () -> crashLeaderAfterNextAppend(garbage));
                 }
+                case 4 -> schedule(at, "shrink the ISR to the leader after its next append, then fail over", this::shrinkIsrThenFailOver);
+                default -> schedule(at, "leave a follower a tail the next leader lacks, then fail over", this::divergeAFollowerThenFailOver);
             }
         }
     }
@@ -346,24 +353,116 @@ final class ReplicationSimulation implements AutoCloseable {
         }
         SimBroker broker = brokers.get(leader);
         long endOffset = broker.log.logEndOffset();
-        long giveUpAtMs = scheduler.nowMs() + 2_000;
-        watchForAppend(broker, endOffset, giveUpAtMs, garbageBytes);
+        watch("broker " + leader + " appended", () -> broker.log.logEndOffset() != endOffset, () -> broker.alive, () -> crashAndRestart(broker,
+            garbageBytes), () -> { });
     }
 
-    private void watchForAppend(SimBroker broker, long endOffset, long giveUpAtMs, int garbageBytes) {
-        if (!broker.alive || scheduler.nowMs() > giveUpAtMs) {
-            return;
-        }
-        if (broker.log.logEndOffset() == endOffset) {
-            schedule(1, "watch " + broker.id + " for an append", () -> watchForAppend(broker, endOffset, giveUpAtMs, garbageBytes));
-            return;
-        }
+    private void crashAndRestart(SimBroker broker, int garbageBytes) {
         crash(broker.id, garbageBytes);
         schedule(100 + random.nextInt(2_000), "restart " + broker.id, () -> {
             if (!broker.alive) {
                 restart(broker.id);
             }
         });
+    }
+
+    /**
+     * The KIP-966 path with an uncommitted tail: right after the leader's next append it is cut from
+     * every follower (not from the controller or the producer), so it shrinks the ISR to itself (the
+     * others enter the ELR when ISR &lt; min ISR) holding a tail no follower has; then it is cut from the
+     * controller too, which fences it and elects a follower (from the ELR); after the heal the old
+     * leader must truncate that tail by DivergingEpoch. Under strict min ISR its high watermark must
+     * not have moved over the tail meanwhile.
+     */
+    private void shrinkIsrThenFailOver() {
+        int leader = controller.partition().leader();
+        if (leader < 0 || !brokers.get(leader).alive || settings.replicationFactor() < 2) {
+            return;
+        }
+        SimBroker broker = brokers.get(leader);
+        long endOffset = broker.log.logEndOffset();
+        watch("broker " + leader + " appended", () -> broker.log.logEndOffset() != endOffset, () -> broker.alive, () -> {
+            List<Integer> followers = new ArrayList<>(brokers.keySet());
+            followers.remove(Integer.valueOf(leader));
+            followers.forEach(follower -> network.cut(leader, follower));
+            long shrinkMs = SimBroker.LAG_TIME_MAX_MS + 500 + random.nextInt(1_500);
+            long fenceMs = SESSION_TIMEOUT_MS + 500 + random.nextInt(2_000);
+            schedule(shrinkMs, "cut the shrunk leader " + leader + " from the controller", () -> network.cut(leader, SimNetwork.CONTROLLER));
+            schedule(shrinkMs + fenceMs, "heal the shrunk leader " + leader, () -> {
+                followers.forEach(follower -> network.heal(leader, follower));
+                network.heal(leader, SimNetwork.CONTROLLER);
+            });
+        }, () -> { });
+    }
+
+    /**
+     * A follower fetches a tail the next leader lacks, then the leader crashes: the leader is cut from
+     * the ISR member the controller elects next (the first in assignment order), and crashes once
+     * another ISR member holds its whole log; that member is cut from the new leader until the
+     * producer's retry has landed there. The new leader takes the retry at the tail's offsets in its
+     * new epoch, and the diverged follower's next Fetch gets a DivergingEpoch: the leader must not
+     * record that fetch's offset (it would count, and take into the ISR, a tail it does not hold).
+     */
+    private void divergeAFollowerThenFailOver() {
+        PartitionRegistration registration = controller.partition();
+        int leader = registration.leader();
+        if (leader < 0 || !brokers.get(leader).alive) {
+            return;
+        }
+        int next = -1;
+        int diverging = -1;
+        for (int replica : registration.replicas()) {
+            if (replica != leader && registration.inIsr(replica) && brokers.get(replica).alive) {
+                if (next < 0) {
+                    next = replica;
+                } else if (diverging < 0) {
+                    diverging = replica;
+                }
+            }
+        }
+        if (diverging < 0) {
+            return;
+        }
+        SimBroker leaderBroker = brokers.get(leader);
+        SimBroker nextBroker = brokers.get(next);
+        SimBroker divergingBroker = brokers.get(diverging);
+        int nextLeader = next;
+        int divergingId = diverging;
+        network.cut(leader, nextLeader);
+        watch("broker " + diverging + " holds a tail broker " + next + " lacks",
+            () -> divergingBroker.alive && nextBroker.alive && divergingBroker.log.logEndOffset() > nextBroker.log.logEndOffset()
+                && divergingBroker.log.logEndOffset() == leaderBroker.log.logEndOffset(),
+            () -> leaderBroker.alive, () -> {
+                network.heal(leader, nextLeader);
+                crashAndRestart(leaderBroker, 0);
+                // The diverged follower reaches the new leader only after the producer's retry did (its in-flight write times out first).
+                network.cut(divergingId, nextLeader);
+                schedule(PRODUCE_TIMEOUT_MS + 500 + random.nextInt(2_000), "heal " + divergingId + "-" + nextLeader,
+                    () -> network.heal(divergingId, nextLeader));
+            }, () -> network.heal(leader, nextLeader));
+    }
+
+    /**
+     * Runs {@code action} at the first millisecond {@code condition} holds, checking every millisecond
+     * for at most 2 s while {@code stillValid} holds; else runs {@code giveUp}.
+     */
+    private void watch(String what, java.util.function.BooleanSupplier condition, java.util.function.BooleanSupplier stillValid, Runnable action,
+                       Runnable giveUp) {
+        long giveUpAtMs = scheduler.nowMs() + 2_000;
+        watchStep(what, condition, stillValid, action, giveUp, giveUpAtMs);
+    }
+
+    private void watchStep(String what, java.util.function.BooleanSupplier condition, java.util.function.BooleanSupplier stillValid,
+                           Runnable action, Runnable giveUp, long giveUpAtMs) {
+        if (!stillValid.getAsBoolean() || scheduler.nowMs() > giveUpAtMs) {
+            giveUp.run();
+            return;
+        }
+        if (condition.getAsBoolean()) {
+            action.run();
+            return;
+        }
+        schedule(1, "watch: " + what, () -> watchStep(what, condition, stillValid, action, giveUp, giveUpAtMs));
     }
 
     /** Truncations that removed records after a DivergingEpoch answer, over every broker of this run. */
@@ -434,7 +533,9 @@ final class ReplicationSimulation implements AutoCloseable {
                 fail("final logs differ: broker " + broker.id + " " + mine + " vs " + first);
             }
         }
-        checkAckedPresent(brokers.values().stream().map(b -> b.id).toList());
+        Map<Integer, List<Batch>> logs = new HashMap<>();
+        brokers.values().forEach(broker -> logs.put(broker.id, batchList(broker.log, Long.MAX_VALUE)));
+        checkAckedPresent(new ArrayList<>(brokers.keySet()), logs);
     }
 
     boolean converged() {
@@ -471,9 +572,22 @@ final class ReplicationSimulation implements AutoCloseable {
 
     // ---------------------------------------------------------------- invariants
 
+    /** One batch as the invariants compare it: offsets, leader epoch, CRC and the producer sequence of its first record. */
+    record Batch(long baseOffset, long lastOffset, int leaderEpoch, long crc, int baseSequence) {
+        @Override
+        public String toString() {
+            return baseOffset + "-" + lastOffset + "@" + leaderEpoch + "#" + crc + "s" + baseSequence;
+        }
+    }
+
     /** "base-last@epoch#crc" of every batch ending below {@code belowOffset}. */
     static List<String> batches(UnifiedLog log, long belowOffset) {
-        List<String> result = new ArrayList<>();
+        return batchList(log, belowOffset).stream().map(Batch::toString).toList();
+    }
+
+    /** Every batch ending below {@code belowOffset}, in offset order. */
+    static List<Batch> batchList(UnifiedLog log, long belowOffset) {
+        List<Batch> result = new ArrayList<>();
         long end = Math.min(belowOffset, log.logEndOffset());
         long offset = log.logStartOffset();
         while (offset < end) {
@@ -484,8 +598,7 @@ final class ReplicationSimulation implements AutoCloseable {
                 if (batch.lastOffset() >= end) {
                     return result;
                 }
-                result.add(batch.baseOffset() + "-" + batch.lastOffset() + "@" + batch.partitionLeaderEpoch() + "#" + batch.checksum()
-                    + "s" + batch.baseSequence());
+                result.add(new Batch(batch.baseOffset(), batch.lastOffset(), batch.partitionLeaderEpoch(), batch.checksum(), batch.baseSequence()));
                 next = batch.lastOffset() + 1;
             }
             if (next == offset) {
@@ -499,11 +612,13 @@ final class ReplicationSimulation implements AutoCloseable {
     void checkInvariants() {
         PartitionRegistration registration = controller.partition();
         checkRegistration(registration);
+        Map<Integer, List<Batch>> logs = new HashMap<>();
         long minHighWatermark = Long.MAX_VALUE;
         for (SimBroker broker : brokers.values()) {
             if (!broker.alive) {
                 continue;
             }
+            logs.put(broker.id, batchList(broker.log, Long.MAX_VALUE));
             long hw = broker.log.highWatermark();
             int epoch = broker.partition.leaderEpoch();
             long[] last = highWatermarkByBroker.get(broker.id);
@@ -529,12 +644,58 @@ final class ReplicationSimulation implements AutoCloseable {
                 fail("the fetcher of broker " + broker.id + " failed the partition");
             }
         }
-        List<Integer> isr = new ArrayList<>();
-        for (int member : registration.isr()) {
-            isr.add(member);
+        for (SimBroker broker : brokers.values()) {
+            if (broker.alive && broker.partition.isLeader()) {
+                checkLeaderHighWatermarkOnItsIsr(broker, logs);
+            }
         }
-        checkAckedPresent(isr);
-        checkCommittedPrefixIdentical(minHighWatermark);
+        checkAckedPresent(members(registration.isr()), logs);
+        checkAckedReplicated(registration, logs);
+        checkCommittedPrefixIdentical(minHighWatermark, logs);
+    }
+
+    private static List<Integer> members(int[] ids) {
+        List<Integer> result = new ArrayList<>();
+        for (int id : ids) {
+            result.add(id);
+        }
+        return result;
+    }
+
+    /**
+     * A serving (or stale) leader's high watermark is at most the fetch offset it recorded for
+     * every member of its maximal ISR, and below it every running member holds exactly the
+     * leader's batches: the high watermark only covers what the whole ISR really replicated.
+     */
+    private void checkLeaderHighWatermarkOnItsIsr(SimBroker leader, Map<Integer, List<Batch>> logs) {
+        long hw = leader.log.highWatermark();
+        if (hw == 0) {
+            return;
+        }
+        List<Batch> reference = below(logs.get(leader.id), hw);
+        for (int member : leader.partition.partitionState().maximalIsr()) {
+            if (member == leader.id) {
+                continue;
+            }
+            RemoteReplica remote = leader.partition.remoteReplica(member);
+            if (remote != null && remote.logEndOffset() >= 0 && remote.logEndOffset() < hw) {
+                fail("leader " + leader.id + " has high watermark " + hw + " above the fetch offset " + remote.logEndOffset()
+                    + " it recorded for ISR member " + member);
+            }
+            List<Batch> held = logs.get(member);
+            if (held != null && !below(held, hw).equals(reference)) {
+                fail("leader " + leader.id + " has high watermark " + hw + " but ISR member " + member + " holds other batches below it: "
+                    + below(held, hw) + " vs " + reference);
+            }
+        }
+    }
+
+    private static List<Batch> below(List<Batch> batches, long offset) {
+        int end = 0;
+        while (end < batches.size() && batches.get(end).lastOffset() < offset) {
+            end++;
+        }
+        return batches.subList(0, end);
     }
 
     private void checkRegistration(PartitionRegistration registration) {
@@ -549,52 +710,97 @@ final class ReplicationSimulation implements AutoCloseable {
         if (settings.elr() && registration.isr().length >= settings.minIsr() && registration.elr().length > 0) {
             fail("ELR not empty with the ISR at min ISR");
         }
+        if (!settings.elr() && registration.elr().length > 0) {
+            fail("ELR " + java.util.Arrays.toString(registration.elr()) + " without the ELR feature");
+        }
+        if (registration.isr().length + registration.elr().length > settings.replicationFactor()) {
+            fail("ISR and ELR hold more members than the " + settings.replicationFactor() + " replicas");
+        }
     }
 
-    private void checkAckedPresent(List<Integer> members) {
+    /** Every acknowledged write is at its offset on every running broker of {@code members}. */
+    private void checkAckedPresent(List<Integer> members, Map<Integer, List<Batch>> logs) {
         if (acked.isEmpty()) {
             return;
         }
         for (int member : members) {
-            SimBroker broker = brokers.get(member);
-            if (!broker.alive) {
+            List<Batch> held = logs.get(member);
+            if (held == null) {
                 continue;
             }
-            Map<Long, Integer> held = sequencesByOffset(broker.log);
+            Map<Long, Integer> sequences = sequencesByOffset(held);
             for (Map.Entry<Long, Integer> write : acked.entrySet()) {
-                if (!write.getValue().equals(held.get(write.getKey()))) {
+                if (!write.getValue().equals(sequences.get(write.getKey()))) {
                     fail("acknowledged sequence " + write.getValue() + " at offset " + write.getKey() + " missing on ISR member " + member
-                        + " (holds " + held.get(write.getKey()) + ")");
+                        + " (holds " + sequences.get(write.getKey()) + ")");
                 }
             }
         }
     }
 
-    private static Map<Long, Integer> sequencesByOffset(UnifiedLog log) {
-        Map<Long, Integer> held = new LinkedHashMap<>();
-        for (String batch : batches(log, Long.MAX_VALUE)) {
-            long base = Long.parseLong(batch.substring(0, batch.indexOf('-')));
-            held.put(base, Integer.parseInt(batch.substring(batch.indexOf('s') + 1)));
+    /**
+     * Every acknowledged acks=all write is durable on at least the effective min ISR replicas
+     * (running: their log; crashed: what survived the crash), and with ELR on every member of
+     * ISR ∪ ELR holds it (KIP-966: the ELR keeps exactly the replicas that hold the committed data).
+     */
+    private void checkAckedReplicated(PartitionRegistration registration, Map<Integer, List<Batch>> logs) {
+        if (acked.isEmpty()) {
+            return;
+        }
+        Map<Integer, Map<Long, Integer>> held = new HashMap<>();
+        for (SimBroker broker : brokers.values()) {
+            List<Batch> batches = broker.alive ? logs.get(broker.id) : broker.durableBatches;
+            held.put(broker.id, batches == null ? Map.of() : sequencesByOffset(batches));
+        }
+        int minIsr = Math.min(settings.minIsr(), settings.replicationFactor());
+        List<Integer> eligible = members(registration.isr());
+        if (settings.elr()) {
+            eligible.addAll(members(registration.elr()));
+        }
+        for (Map.Entry<Long, Integer> write : acked.entrySet()) {
+            int copies = 0;
+            for (Map<Long, Integer> sequences : held.values()) {
+                if (write.getValue().equals(sequences.get(write.getKey()))) {
+                    copies++;
+                }
+            }
+            if (copies < minIsr) {
+                fail("acknowledged sequence " + write.getValue() + " at offset " + write.getKey() + " is on " + copies
+                    + " replicas, below min ISR " + minIsr);
+            }
+            if (!settings.elr()) {
+                continue;
+            }
+            for (int member : eligible) {
+                if (!write.getValue().equals(held.get(member).get(write.getKey()))) {
+                    fail("acknowledged sequence " + write.getValue() + " at offset " + write.getKey() + " missing on ISR/ELR member " + member
+                        + (brokers.get(member).alive ? "" : " (crashed)"));
+                }
+            }
+        }
+    }
+
+    private static Map<Long, Integer> sequencesByOffset(List<Batch> batches) {
+        Map<Long, Integer> held = new HashMap<>();
+        for (Batch batch : batches) {
+            held.put(batch.baseOffset(), batch.baseSequence());
         }
         return held;
     }
 
-    private void checkCommittedPrefixIdentical(long minHighWatermark) {
+    private void checkCommittedPrefixIdentical(long minHighWatermark, Map<Integer, List<Batch>> logs) {
         if (minHighWatermark == Long.MAX_VALUE || minHighWatermark == 0) {
             return;
         }
-        List<String> reference = null;
+        List<Batch> reference = null;
         int referenceId = -1;
-        for (SimBroker broker : brokers.values()) {
-            if (!broker.alive) {
-                continue;
-            }
-            List<String> mine = batches(broker.log, minHighWatermark);
+        for (Map.Entry<Integer, List<Batch>> entry : logs.entrySet()) {
+            List<Batch> mine = below(entry.getValue(), minHighWatermark);
             if (reference == null) {
                 reference = mine;
-                referenceId = broker.id;
+                referenceId = entry.getKey();
             } else if (!mine.equals(reference)) {
-                fail("batches below the high watermark " + minHighWatermark + " differ: broker " + broker.id + " " + mine + ", broker "
+                fail("batches below the high watermark " + minHighWatermark + " differ: broker " + entry.getKey() + " " + mine + ", broker "
                     + referenceId + " " + reference);
             }
         }

@@ -34,6 +34,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -202,6 +203,7 @@ final class SimBroker {
         UnifiedLog cut = UnifiedLog.load(dir, TP, config, scheduler.time, logScheduler,
             new UnifiedLog.LoadParams(0L, recoveryPoint, true, 86_400_000L, true, OptionalLong.empty()));
         cut.truncateTo(recoveryPoint);
+        durableBatches = ReplicationSimulation.batchList(cut, Long.MAX_VALUE);
         cut.close();
         if (garbageBytes > 0) {
             byte[] garbage = new byte[garbageBytes];
@@ -214,6 +216,8 @@ final class SimBroker {
     }
 
     private long crashedRecoveryPoint;
+    /** While crashed: the batches that survived the crash (what a restart recovers); empty while running. */
+    List<ReplicationSimulation.Batch> durableBatches = List.of();
 
     private Path lastSegmentFile() throws IOException {
         try (Stream<Path> files = Files.list(dir)) {
@@ -229,6 +233,7 @@ final class SimBroker {
         }
         open(crashedRecoveryPoint, false, OptionalLong.of(Math.min(checkpointedHighWatermark, crashedRecoveryPoint)));
         alive = true;
+        durableBatches = List.of();
         brokerEpoch = controller.register(id);
     }
 
