@@ -9,9 +9,7 @@ import io.strata.protocol.message.ListPartitionReassignmentsRequestData;
 import io.strata.protocol.message.ListPartitionReassignmentsResponseData;
 
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
@@ -22,14 +20,24 @@ import java.util.TreeMap;
  * from {@link PartitionChangeBuilder} and the reassignment arithmetic from {@link Reassignment}.
  * Nothing is applied here. Immutable and thread-safe; the controller calls it on its thread.
  *
- * <p>Per partition of an Alter request, in order: unknown topic or partition →
- * UNKNOWN_TOPIC_OR_PARTITION; null replicas is a cancel: none in progress →
- * NO_REASSIGNMENT_IN_PROGRESS, a revert that needs an unclean election while the topic does not
- * allow one → INVALID_REPLICA_ASSIGNMENT, else replicas back to the original; otherwise the target
- * must be non-empty, name only registered brokers and none twice (INVALID_REPLICA_ASSIGNMENT) and,
- * when AllowReplicationFactorChange is false (KIP-860, v1), keep the original's size
- * (INVALID_REPLICATION_FACTOR). A valid target starts the reassignment (and completes it at once
- * if the ISR already holds what completion needs, e.g. a pure shrink).
+ * <p>Per partition of an Alter request, in request order (a partition named twice is handled
+ * twice, each against the image as the request found it, as Kafka does), checked in this order:
+ * <ol>
+ *   <li>unknown topic → UNKNOWN_TOPIC_OR_PARTITION "Unable to find a topic named T."; unknown
+ *       partition → UNKNOWN_TOPIC_OR_PARTITION "Unable to find partition T:P.";</li>
+ *   <li>null replicas is a cancel: none in progress → NO_REASSIGNMENT_IN_PROGRESS (no message:
+ *       Kafka's ApiError drops a message equal to the code's default); a revert whose ISR would be
+ *       empty ({@link Reassignment#revert}: it then holds the first original replica) while the
+ *       topic does not allow unclean leader election → INVALID_REPLICA_ASSIGNMENT; else replicas
+ *       back to the original, elected with UNCLEAN whenever the topic allows it;</li>
+ *   <li>otherwise the target must be non-empty, name only registered brokers and none twice
+ *       (INVALID_REPLICA_ASSIGNMENT; a negative id is an unregistered broker), then, when
+ *       AllowReplicationFactorChange is false (KIP-860, v1), be as long as the replica set the
+ *       partition is headed for: the running reassignment's target if one runs, else the replicas
+ *       (INVALID_REPLICATION_FACTOR "The replication factor is changed from N to M").</li>
+ * </ol>
+ * A valid target starts the reassignment (and completes it at once if the ISR already holds what
+ * completion needs, e.g. a pure shrink). Errors are per partition; the top-level error is NONE.
  */
 public final class PartitionReassignments {
     private final ReplicationControl replication;
@@ -51,7 +59,7 @@ public final class PartitionReassignments {
     /** The records to write and the answer; see the class javadoc. */
     public ReplicationControl.Result<AlterPartitionReassignmentsResponseData> alter(MetadataImage image,
                                                                                   AlterPartitionReassignmentsRequestData request) {
-        AlterPartitionReassignmentsResponseData response = new AlterPartitionReassignmentsResponseData()
+        AlterPartitionReassignmentsResponseData response = new AlterPartitionReassignmentsResponseData().setErrorMessage(null)
             .setAllowReplicationFactorChange(request.allowReplicationFactorChange());
         List<ApiMessage> records = new ArrayList<>();
         for (AlterPartitionReassignmentsRequestData.ReassignableTopic topicData : request.topics()) {
@@ -78,6 +86,9 @@ public final class PartitionReassignments {
                                                      boolean allowReplicationFactorChange) throws Refusal {
         TopicImage topic = image.topicsByName().get(topicName);
         PartitionRegistration partition = topic == null ? null : topic.partitions().get(data.partitionIndex());
+        if (topic == null) {
+            throw new Refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "Unable to find a topic named " + topicName + ".");
+        }
         if (partition == null) {
             throw new Refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "Unable to find partition " + topicName + ":" + data.partitionIndex() + ".");
         }
@@ -91,16 +102,21 @@ public final class PartitionReassignments {
         throws Refusal {
         Reassignment current = Reassignment.of(partition);
         if (!current.inProgress()) {
-            throw new Refusal(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, "No partition reassignment is in progress.");
+            throw new Refusal(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, null);
+        }
+        if (current.original().isEmpty()) {
+            throw new Refusal(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Invalid replica assignment: addingReplicas contains all replicas.");
         }
         Reassignment.Revert revert = current.revert(PartitionRegistration.toList(partition.isr()));
-        if (revert.unclean() && !replication.uncleanLeaderElectionEnabled(image, topic.name())) {
+        boolean uncleanAllowed = replication.uncleanLeaderElectionEnabled(image, topic.name());
+        if (revert.unclean() && !uncleanAllowed) {
             throw new Refusal(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Unable to revert partition assignment for " + topic.name() + ":"
                 + partitionId + " because it would require an unclean leader election.");
         }
         PartitionChangeBuilder builder = replication.builder(image, topic, partitionId, ReplicationControl.acceptableLeaders(image, Set.of(), Set.of()))
             .setTargetIsr(revert.isr()).setTargetReplicas(revert.replicas()).setTargetAdding(List.of()).setTargetRemoving(List.of());
-        if (revert.unclean()) {
+        if (uncleanAllowed) {
+            // As Kafka: whenever the topic allows it, not only for an unclean revert (the ISR left may have no live member).
             builder.setElection(PartitionChangeBuilder.Election.UNCLEAN);
         }
         return builder.build();
@@ -111,7 +127,8 @@ public final class PartitionReassignments {
         validateAssignment(image, target);
         Reassignment current = Reassignment.of(partition);
         if (!allowReplicationFactorChange) {
-            int currentSize = current.inProgress() ? current.original().size() : partition.replicas().length;
+            // Kafka's validatePartitionReplicationFactorUnchanged: against the size the partition is headed for.
+            int currentSize = current.inProgress() ? current.target().size() : partition.replicas().length;
             if (currentSize != target.size()) {
                 throw new Refusal(ErrorCode.INVALID_REPLICATION_FACTOR, "The replication factor is changed from " + currentSize + " to "
                     + target.size());
@@ -145,39 +162,42 @@ public final class PartitionReassignments {
     }
 
     /**
-     * ListPartitionReassignments: the running reassignments of the named partitions (a null topic
-     * list means every partition), topics in name order; unknown topics and partitions and those
-     * without a reassignment are left out, as Kafka's controller does.
+     * ListPartitionReassignments: the running reassignments of the named partitions, as Kafka's
+     * controller lists them. A null topic list means every partition: topics in name order,
+     * partitions in id order. Named topics come in the request's order, each with its named
+     * partitions in the request's order (one named twice is listed twice, as Kafka does); unknown
+     * topics and partitions and those without a reassignment are left out, and so is a topic left
+     * with none.
      */
     public ListPartitionReassignmentsResponseData list(MetadataImage image, ListPartitionReassignmentsRequestData request) {
-        ListPartitionReassignmentsResponseData response = new ListPartitionReassignmentsResponseData().setErrorCode(ErrorCode.NONE.code());
-        Map<String, List<ListPartitionReassignmentsResponseData.OngoingPartitionReassignment>> found = new TreeMap<>();
+        ListPartitionReassignmentsResponseData response = new ListPartitionReassignmentsResponseData().setErrorCode(ErrorCode.NONE.code())
+            .setErrorMessage(null);
         if (request.topics() == null) {
-            for (TopicImage topic : image.topicsByName().values()) {
-                for (int partitionId : new TreeMap<>(topic.partitions()).keySet()) {
-                    addOngoing(topic, partitionId, found);
-                }
+            for (TopicImage topic : new TreeMap<>(image.topicsByName()).values()) {
+                addTopic(topic, new TreeMap<>(topic.partitions()).keySet(), response);
             }
         } else {
             for (ListPartitionReassignmentsRequestData.ListPartitionReassignmentsTopics wanted : request.topics()) {
                 TopicImage topic = image.topicsByName().get(wanted.name());
-                if (topic == null) {
-                    continue;
-                }
-                for (int partitionId : new HashSet<>(wanted.partitionIndexes())) {
-                    addOngoing(topic, partitionId, found);
+                if (topic != null) {
+                    addTopic(topic, wanted.partitionIndexes(), response);
                 }
             }
         }
-        found.forEach((name, partitions) -> {
-            partitions.sort((a, b) -> Integer.compare(a.partitionIndex(), b.partitionIndex()));
-            response.topics().add(new ListPartitionReassignmentsResponseData.OngoingTopicReassignment().setName(name).setPartitions(partitions));
-        });
         return response;
     }
 
-    private static void addOngoing(TopicImage topic, int partitionId,
-                                   Map<String, List<ListPartitionReassignmentsResponseData.OngoingPartitionReassignment>> found) {
+    private static void addTopic(TopicImage topic, Iterable<Integer> partitionIds, ListPartitionReassignmentsResponseData response) {
+        List<ListPartitionReassignmentsResponseData.OngoingPartitionReassignment> ongoing = new ArrayList<>();
+        for (int partitionId : partitionIds) {
+            addOngoing(topic, partitionId, ongoing);
+        }
+        if (!ongoing.isEmpty()) {
+            response.topics().add(new ListPartitionReassignmentsResponseData.OngoingTopicReassignment().setName(topic.name()).setPartitions(ongoing));
+        }
+    }
+
+    private static void addOngoing(TopicImage topic, int partitionId, List<ListPartitionReassignmentsResponseData.OngoingPartitionReassignment> found) {
         PartitionRegistration partition = topic.partitions().get(partitionId);
         if (partition == null) {
             return;
@@ -186,7 +206,7 @@ public final class PartitionReassignments {
         if (!reassignment.inProgress()) {
             return;
         }
-        found.computeIfAbsent(topic.name(), name -> new ArrayList<>()).add(new ListPartitionReassignmentsResponseData.OngoingPartitionReassignment()
+        found.add(new ListPartitionReassignmentsResponseData.OngoingPartitionReassignment()
             .setPartitionIndex(partitionId).setReplicas(reassignment.replicas()).setAddingReplicas(reassignment.adding())
             .setRemovingReplicas(reassignment.removing()));
     }

@@ -300,9 +300,24 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
      * records and completes with its value once they are committed.
      */
     private <T> CompletableFuture<T> submit(String name, Supplier<Outcome<T>> operation) {
+        return submit(name, Long.MAX_VALUE, operation);
+    }
+
+    /**
+     * {@link #submit(String, Supplier)} with a deadline (Kafka's event-queue deadline): if the
+     * operation has not started on the controller thread by {@code deadlineMs} (this controller's
+     * clock, reached or passed) it fails with a {@link java.util.concurrent.TimeoutException}
+     * (REQUEST_TIMED_OUT) and does nothing. Once started, its commit is waited for without a deadline.
+     */
+    private <T> CompletableFuture<T> submit(String name, long deadlineMs, Supplier<Outcome<T>> operation) {
         CompletableFuture<T> result = new CompletableFuture<>();
         try {
             thread.execute(() -> {
+                if (deadlineMs != Long.MAX_VALUE && time.milliseconds() >= deadlineMs) {
+                    result.completeExceptionally(new java.util.concurrent.TimeoutException(name + " did not start before its deadline ("
+                        + deadlineMs + " ms)"));
+                    return;
+                }
                 if (!isActive()) {
                     result.completeExceptionally(notController());
                     return;
@@ -798,20 +813,37 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
         });
     }
 
-    /** AlterPartitionReassignments (key 45): {@link PartitionReassignments#alter}; answered once its records are committed. */
+    /**
+     * AlterPartitionReassignments (key 45): {@link PartitionReassignments#alter}; answered once its
+     * records are committed. As Kafka's controller: no topics → an empty answer at once (active or
+     * not); the request's TimeoutMs is the deadline for the operation to start (now + TimeoutMs, so
+     * 0 or less always times out: {@link java.util.concurrent.TimeoutException}, REQUEST_TIMED_OUT).
+     */
     @Override
     public CompletableFuture<io.strata.protocol.message.AlterPartitionReassignmentsResponseData> alterPartitionReassignments(
         io.strata.protocol.message.AlterPartitionReassignmentsRequestData request) {
-        return submit("alter partition reassignments", () -> {
+        if (request.topics().isEmpty()) {
+            return CompletableFuture.completedFuture(new io.strata.protocol.message.AlterPartitionReassignmentsResponseData().setErrorMessage(null)
+                .setAllowReplicationFactorChange(request.allowReplicationFactorChange()));
+        }
+        long deadlineMs = time.milliseconds() + request.timeoutMs();
+        return submit("alter partition reassignments", deadlineMs, () -> {
             ReplicationControl.Result<io.strata.protocol.message.AlterPartitionReassignmentsResponseData> result = reassignments.alter(image(), request);
             return Outcome.of(result.records(), result.response());
         });
     }
 
-    /** ListPartitionReassignments (key 46): {@link PartitionReassignments#list} over the latest image, on the controller thread. */
+    /**
+     * ListPartitionReassignments (key 46): {@link PartitionReassignments#list} over the latest image,
+     * on the controller thread. As Kafka's controller: an empty (not null) topic list → an empty
+     * answer at once; TimeoutMs is not used (Kafka's ControllerApis gives this read no deadline).
+     */
     @Override
     public CompletableFuture<io.strata.protocol.message.ListPartitionReassignmentsResponseData> listPartitionReassignments(
         io.strata.protocol.message.ListPartitionReassignmentsRequestData request) {
+        if (request.topics() != null && request.topics().isEmpty()) {
+            return CompletableFuture.completedFuture(new io.strata.protocol.message.ListPartitionReassignmentsResponseData().setErrorMessage(null));
+        }
         return submit("list partition reassignments", () -> Outcome.of(List.of(), reassignments.list(image(), request)));
     }
 

@@ -21,8 +21,10 @@ import java.util.Optional;
  * (KAFKA-15665 as relaxed by KAFKA-19975: a member of both O and T that is out of the ISR does not
  * block a reassignment that does not shrink the replica set).
  *
- * <p>Cancel ({@link #revert}): replicas = O, ISR = ISR − adding; if that ISR is empty the revert
- * is unclean (the controller allows it only with unclean leader election enabled).
+ * <p>Cancel ({@link #revert}), as Kafka 4.4's PartitionReassignmentRevert: replicas = O, ISR =
+ * ISR − adding; if that ISR is empty it becomes [O[0]] and the revert is unclean (the controller
+ * allows it only with unclean leader election enabled for the topic). O[0] then leads as an ISR
+ * member, so the election that follows is a clean one unless O[0] cannot lead.
  *
  * @param replicas every replica while it runs (T then O−T); never empty
  * @param adding   T − O, in T's order
@@ -109,14 +111,22 @@ public record Reassignment(List<Integer> replicas, List<Integer> adding, List<In
         return Optional.of(new Completed(newReplicas, newIsr));
     }
 
-    /** What cancelling leaves: replicas = original, ISR = {@code isr} − adding; unclean if that ISR is empty. */
+    /** What cancelling leaves: replicas = original, ISR = {@code isr} − adding, or [original[0]] (unclean) if that is empty. */
     public record Revert(List<Integer> replicas, List<Integer> isr, boolean unclean) {
     }
 
-    /** The revert of this reassignment with the current {@code isr}. */
+    /** The revert of this reassignment with the current {@code isr}; see the class javadoc. */
     public Revert revert(List<Integer> isr) {
+        List<Integer> original = original();
+        if (original.isEmpty()) {
+            // Unreachable for a registration built by the controller: the original replicas are never all being added.
+            throw new IllegalStateException("adding holds every replica: replicas=" + replicas + ", adding=" + adding + ", removing=" + removing);
+        }
         List<Integer> revertedIsr = without(isr, adding);
-        return new Revert(original(), revertedIsr, revertedIsr.isEmpty());
+        if (revertedIsr.isEmpty()) {
+            return new Revert(original, List.of(original.get(0)), true);
+        }
+        return new Revert(original, revertedIsr, false);
     }
 
     private static List<Integer> without(List<Integer> values, List<Integer> removed) {

@@ -58,7 +58,10 @@ class ReassignmentTest {
         assertThat(clean.replicas()).containsExactly(1, 2);
         assertThat(clean.isr()).containsExactly(1);
         assertThat(clean.unclean()).isFalse();
-        assertThat(reassignment.revert(List.of(3, 4)).unclean()).isTrue();
+        Reassignment.Revert unclean = reassignment.revert(List.of(3, 4));
+        assertThat(unclean.unclean()).isTrue();
+        assertThat(unclean.replicas()).containsExactly(1, 2);
+        assertThat(unclean.isr()).as("Kafka puts the first original replica in the ISR").containsExactly(1);
     }
 
     @Test

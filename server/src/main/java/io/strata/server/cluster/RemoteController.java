@@ -353,22 +353,48 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
             (io.strata.protocol.message.ElectLeadersResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
     }
 
-    /** Sent as AlterPartitionReassignments v1; a top-level NOT_CONTROLLER, no known leader or a failed connection is retried as for ElectLeaders. */
+    /**
+     * Sent as AlterPartitionReassignments v1; a top-level NOT_CONTROLLER, no known leader or a
+     * failed connection is retried as for ElectLeaders. Past {@link #requestTimeoutMs()} it fails
+     * with a {@link java.util.concurrent.TimeoutException} (REQUEST_TIMED_OUT), as Kafka's
+     * ForwardingManager answers a forwarded request that timed out.
+     */
     @Override
     public CompletableFuture<io.strata.protocol.message.AlterPartitionReassignmentsResponseData> alterPartitionReassignments(
         io.strata.protocol.message.AlterPartitionReassignmentsRequestData request) {
-        return call(ApiMessageType.ALTER_PARTITION_REASSIGNMENTS, (short) 1, request,
+        return timedOutAsTimeout(call(ApiMessageType.ALTER_PARTITION_REASSIGNMENTS, (short) 1, request,
             (io.strata.protocol.message.AlterPartitionReassignmentsResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(),
-            requestTimeoutMs);
+            requestTimeoutMs));
     }
 
-    /** Sent as ListPartitionReassignments v0; retried as for ElectLeaders. */
+    /** Sent as ListPartitionReassignments v0; retried, and timed out, as AlterPartitionReassignments. */
     @Override
     public CompletableFuture<io.strata.protocol.message.ListPartitionReassignmentsResponseData> listPartitionReassignments(
         io.strata.protocol.message.ListPartitionReassignmentsRequestData request) {
-        return call(ApiMessageType.LIST_PARTITION_REASSIGNMENTS, (short) 0, request,
+        return timedOutAsTimeout(call(ApiMessageType.LIST_PARTITION_REASSIGNMENTS, (short) 0, request,
             (io.strata.protocol.message.ListPartitionReassignmentsResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(),
-            requestTimeoutMs);
+            requestTimeoutMs));
+    }
+
+    /**
+     * {@code forwarded} with its end of retries ({@link NotControllerException}: no active
+     * controller answered in time, or this node shuts down) turned into a
+     * {@link java.util.concurrent.TimeoutException} with the same message: Kafka's broker answers
+     * a forwarded request it could not deliver in time with REQUEST_TIMED_OUT, never NOT_CONTROLLER.
+     */
+    static <R> CompletableFuture<R> timedOutAsTimeout(CompletableFuture<R> forwarded) {
+        CompletableFuture<R> result = new CompletableFuture<>();
+        forwarded.whenComplete((response, failure) -> {
+            Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+            if (cause == null) {
+                result.complete(response);
+            } else if (cause instanceof NotControllerException) {
+                result.completeExceptionally(new java.util.concurrent.TimeoutException(cause.getMessage()));
+            } else {
+                result.completeExceptionally(cause);
+            }
+        });
+        return result;
     }
 
     /** Sent as UpdateFeatures v1 (upgrade types, validate-only); the controller validates against its own supported levels. */
