@@ -22,11 +22,14 @@ import java.util.Set;
  *       the other: packets vanish both ways, connections time out.</li>
  *   <li>{@link #oneWay}: {@code output ip daddr TO drop} in FROM's namespace and
  *       {@code input ip saddr FROM drop} in TO's: FROM's packets never reach TO, TO's reach FROM.</li>
- *   <li>{@link #reject}: as partition, with {@code meta l4proto tcp reject with tcp reset} before
- *       the drop: TCP fails at once (connection refused / reset) instead of timing out.</li>
+ *   <li>{@link #reject}: in X's input chain {@code ip saddr Y tcp flags & rst == rst accept},
+ *       {@code ip saddr Y meta l4proto tcp reject with tcp reset}, {@code ip saddr Y drop}, and the
+ *       same in Y's for X: TCP fails at once (connection refused / reset) instead of timing out.
+ *       (A reject rule on the output side would swallow the peer's reset, so there is none.)</li>
  *   <li>{@link #loss}: {@code input iifname "eth0" numgen random mod 100 < P drop} and
  *       {@code output oifname "eth0" numgen random mod 100 < P drop} in the node's namespace:
- *       P percent of its packets on the chaos network are lost each way, the clients' too.</li>
+ *       P percent of its packets on the chaos network are lost each way, the clients' too
+ *       (P = 100 is a plain {@code drop}: numgen's range is 0..99).</li>
  * </ul>
  * {@link #heal} runs {@code nft flush table inet strata_chaos} in every namespace; {@link #close}
  * deletes the tables ({@code nft delete table inet strata_chaos}), which also vanish with the
@@ -80,15 +83,17 @@ public final class Nft implements AutoCloseable {
         addRule(to, "input", List.of("ip", "saddr", address(from), "drop"));
     }
 
-    /** As {@link #partition}, but TCP segments are answered with a reset, so connections fail at once. */
+    /**
+     * As {@link #partition}, but a TCP segment from the other side is answered with a reset, so
+     * connections fail at once instead of timing out. The rules sit only in input chains, and the
+     * resets themselves are let through (a reset from the peer is the answer to one's own SYN).
+     */
     public synchronized void reject(Set<Integer> a, Set<Integer> b) {
         checkDisjoint(a, b);
         for (int x : a) {
             for (int y : b) {
-                blockBothWays(x, y, List.of("meta", "l4proto", "tcp", "reject", "with", "tcp", "reset"));
-                blockBothWays(x, y, List.of("drop"));
-                blockBothWays(y, x, List.of("meta", "l4proto", "tcp", "reject", "with", "tcp", "reset"));
-                blockBothWays(y, x, List.of("drop"));
+                rejectFrom(x, y);
+                rejectFrom(y, x);
             }
         }
     }
@@ -98,7 +103,9 @@ public final class Nft implements AutoCloseable {
         if (percent < 1 || percent > 100) {
             throw new IllegalArgumentException("percent must be between 1 and 100: percent=" + percent);
         }
-        List<String> random = List.of("numgen", "random", "mod", "100", "<", Integer.toString(percent), "drop");
+        // numgen's range is 0..99, so "< 100" is refused: total loss is a plain drop.
+        List<String> random = percent == 100 ? List.of("drop")
+            : List.of("numgen", "random", "mod", "100", "<", Integer.toString(percent), "drop");
         addRule(node, "input", concat(List.of("iifname", "eth0"), random));
         addRule(node, "output", concat(List.of("oifname", "eth0"), random));
     }
@@ -121,6 +128,14 @@ public final class Nft implements AutoCloseable {
         for (NetNs ns : namespaces.values()) {
             Commands.runAllowingFailure(ns.execCommand(List.of("nft", "delete", "table", "inet", TABLE)));
         }
+    }
+
+    /** In {@code self}'s input chain: resets from {@code peer} pass, its other TCP segments are rejected, the rest dropped. */
+    private void rejectFrom(int self, int peer) {
+        List<String> from = List.of("ip", "saddr", address(peer));
+        addRule(self, "input", concat(from, List.of("tcp", "flags", "&", "rst", "==", "rst", "accept")));
+        addRule(self, "input", concat(from, List.of("meta", "l4proto", "tcp", "reject", "with", "tcp", "reset")));
+        addRule(self, "input", concat(from, List.of("drop")));
     }
 
     /** In {@code self}'s namespace: {@code verdict} on packets from and to {@code peer}. */

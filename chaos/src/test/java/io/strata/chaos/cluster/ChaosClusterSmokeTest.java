@@ -74,6 +74,7 @@ class ChaosClusterSmokeTest {
     @Test
     void partitionedLeaderIsReplacedByTheMajorityAndRejoinsAfterHeal() throws Exception {
         try (Admin admin = Admin.create(adminProperties(cluster.bootstrapServers()))) {
+            awaitBrokers(admin, 3, Duration.ofSeconds(30));
             admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 3)
                 .configs(Map.of("min.insync.replicas", "2")))).all().get(30, TimeUnit.SECONDS);
             TopicPartitionInfo before = awaitPartition(admin, info -> info.leader() != null && info.isr().size() == 3,
@@ -123,6 +124,23 @@ class ChaosClusterSmokeTest {
         throw new AssertionError("no " + what + " within " + timeout + "; last: " + last + "\n" + logTails());
     }
 
+    private void awaitBrokers(Admin admin, int count, Duration timeout) throws InterruptedException {
+        long deadlineNanos = System.nanoTime() + timeout.toNanos();
+        Object last = null;
+        while (System.nanoTime() - deadlineNanos < 0) {
+            try {
+                last = admin.describeCluster().nodes().get(5, TimeUnit.SECONDS);
+                if (((java.util.Collection<?>) last).size() == count) {
+                    return;
+                }
+            } catch (Exception e) {
+                last = e;
+            }
+            Thread.sleep(POLL_MS);
+        }
+        throw new AssertionError("not " + count + " brokers within " + timeout + "; last: " + last + "\n" + logTails());
+    }
+
     private List<RecordMetadata> produce(String bootstrap, String prefix, int count) throws Exception {
         Properties properties = new Properties();
         properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -130,6 +148,8 @@ class ChaosClusterSmokeTest {
         properties.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         properties.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
         properties.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
+        properties.put(ProducerConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG, "2000");
+        properties.put(ProducerConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MAX_MS_CONFIG, "2000");
         properties.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         properties.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(properties)) {
@@ -150,6 +170,9 @@ class ChaosClusterSmokeTest {
         properties.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         properties.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "4000");
         properties.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "5000");
+        // A SYN to the cut-off node is dropped: give up on it quickly and ask another node.
+        properties.put(AdminClientConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG, "2000");
+        properties.put(AdminClientConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MAX_MS_CONFIG, "2000");
         return properties;
     }
 
