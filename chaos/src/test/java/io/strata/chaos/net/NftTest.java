@@ -107,6 +107,18 @@ class NftTest {
         assertThat(nft.list(2)).contains("ip saddr " + ChaosBridge.ADDRESS + " drop");
     }
 
+    @Test
+    void tbfCapsBothEndsOfTheVethAndClearRemovesIt() {
+        Tbf.limit(second, 1000);
+        assertThat(second.run(List.of("tc", "qdisc", "show", "dev", "eth0"))).contains("tbf").contains("rate 1Mbit");
+        assertThat(Commands.run(List.of("tc", "qdisc", "show", "dev", second.rootVeth()))).contains("tbf");
+        assertThat(probe(first, second)).as("capped, not cut").isEqualTo(Outcome.CONNECTED);
+        Tbf.clear(second);
+        Tbf.clear(second);
+        assertThat(second.run(List.of("tc", "qdisc", "show", "dev", "eth0"))).doesNotContain("tbf");
+        assertThat(Commands.run(List.of("tc", "qdisc", "show", "dev", second.rootVeth()))).doesNotContain("tbf");
+    }
+
     /** Connects from {@code from}'s namespace to the listener in {@code to}'s, with bash's /dev/tcp. */
     private static Outcome probe(NetNs from, NetNs to) {
         return probe(from.execCommand(List.of()), to);
