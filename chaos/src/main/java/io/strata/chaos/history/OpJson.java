@@ -120,8 +120,10 @@ final class OpJson {
         JsonNode root;
         try {
             root = MAPPER.readTree(line);
-        } catch (IOException e) {
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalArgumentException("not JSON: " + e.getOriginalMessage(), e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
         if (root == null || !root.isObject()) {
             throw new IllegalArgumentException("not a JSON object");
