@@ -33,6 +33,50 @@ class CheckerPropertyTest {
         }
     }
 
+    @Test
+    void generatorCoversTheCasesTheCheckersDistinguish() {
+        int infoSends = 0;
+        int failedTxns = 0;
+        int infoTxns = 0;
+        int interleavedTxns = 0;
+        int readEdges = 0;
+        int writeEdges = 0;
+        int readCommittedPollsOfTxnData = 0;
+        for (int seed = 0; seed < 50; seed++) {
+            History history = History.of(new CorrectLogSimulator(seed).run(STEPS));
+            java.util.Set<Integer> inFlight = new java.util.HashSet<>();
+            for (Op op : history.ops()) {
+                if (op.function() == Op.Function.TXN) {
+                    if (op.type() == Op.Type.INVOKE) {
+                        if (!inFlight.isEmpty()) {
+                            interleavedTxns++;
+                        }
+                        inFlight.add(op.process());
+                    } else {
+                        inFlight.remove(op.process());
+                        failedTxns += op.type() == Op.Type.FAIL ? 1 : 0;
+                        infoTxns += op.type() == Op.Type.INFO ? 1 : 0;
+                    }
+                }
+                infoSends += op.function() == Op.Function.SEND && op.type() == Op.Type.INFO ? 1 : 0;
+                if (op.function() == Op.Function.POLL && op.type() == Op.Type.OK
+                        && ((io.strata.chaos.history.PollValue) op.value()).readCommitted()) {
+                    readCommittedPollsOfTxnData += ((io.strata.chaos.history.PollValue) op.value()).messages().stream()
+                            .filter(m -> m.partition().startsWith("t-")).count() > 1 ? 1 : 0;
+                }
+            }
+            TxnDependencyGraph graph = new TxnDependencyGraph(history);
+            int[] counts = new int[2];
+            graph.wrEdges().forEach((from, to) -> counts[0]++);
+            graph.wwEdges().forEach((from, to) -> counts[1]++);
+            readEdges += counts[0];
+            writeEdges += counts[1];
+        }
+        assertThat(List.of(infoSends, failedTxns, infoTxns, interleavedTxns, readEdges, writeEdges, readCommittedPollsOfTxnData))
+                .as("info sends, failed txns, info txns, interleaved txns, wr edges, ww edges, rc polls of txn data")
+                .allSatisfy(count -> assertThat(count).isGreaterThan(20));
+    }
+
     @ParameterizedTest
     @ValueSource(longs = {0, 1, 42})
     void namedSeedsStayClean(long seed) {
