@@ -8,6 +8,8 @@ import io.strata.protocol.ApiMessage;
 import io.strata.protocol.ErrorCode;
 import io.strata.protocol.message.AllocateProducerIdsRequestData;
 import io.strata.protocol.message.AllocateProducerIdsResponseData;
+import io.strata.protocol.message.AlterPartitionReassignmentsRequestData;
+import io.strata.protocol.message.AlterPartitionReassignmentsResponseData;
 import io.strata.protocol.message.AlterPartitionRequestData;
 import io.strata.protocol.message.AlterPartitionResponseData;
 import io.strata.protocol.message.ApiMessageType;
@@ -21,8 +23,12 @@ import io.strata.protocol.message.CreateTopicsRequestData;
 import io.strata.protocol.message.CreateTopicsResponseData;
 import io.strata.protocol.message.DeleteTopicsRequestData;
 import io.strata.protocol.message.DeleteTopicsResponseData;
+import io.strata.protocol.message.ElectLeadersRequestData;
+import io.strata.protocol.message.ElectLeadersResponseData;
 import io.strata.protocol.message.IncrementalAlterConfigsRequestData;
 import io.strata.protocol.message.IncrementalAlterConfigsResponseData;
+import io.strata.protocol.message.ListPartitionReassignmentsRequestData;
+import io.strata.protocol.message.ListPartitionReassignmentsResponseData;
 import io.strata.protocol.message.UnregisterBrokerRequestData;
 import io.strata.protocol.message.UnregisterBrokerResponseData;
 import io.strata.protocol.message.UpdateFeaturesRequestData;
@@ -348,9 +354,9 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
      * leader until {@link #requestTimeoutMs()}; per-partition answers go back to the caller.
      */
     @Override
-    public CompletableFuture<io.strata.protocol.message.ElectLeadersResponseData> electLeaders(io.strata.protocol.message.ElectLeadersRequestData request) {
+    public CompletableFuture<ElectLeadersResponseData> electLeaders(ElectLeadersRequestData request) {
         return call(ApiMessageType.ELECT_LEADERS, (short) 2, request,
-            (io.strata.protocol.message.ElectLeadersResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
+            (ElectLeadersResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
     }
 
     /**
@@ -360,19 +366,19 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
      * ForwardingManager answers a forwarded request that timed out.
      */
     @Override
-    public CompletableFuture<io.strata.protocol.message.AlterPartitionReassignmentsResponseData> alterPartitionReassignments(
-        io.strata.protocol.message.AlterPartitionReassignmentsRequestData request) {
+    public CompletableFuture<AlterPartitionReassignmentsResponseData> alterPartitionReassignments(
+        AlterPartitionReassignmentsRequestData request) {
         return timedOutAsTimeout(call(ApiMessageType.ALTER_PARTITION_REASSIGNMENTS, (short) 1, request,
-            (io.strata.protocol.message.AlterPartitionReassignmentsResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(),
+            (AlterPartitionReassignmentsResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(),
             requestTimeoutMs));
     }
 
     /** Sent as ListPartitionReassignments v0; retried, and timed out, as AlterPartitionReassignments. */
     @Override
-    public CompletableFuture<io.strata.protocol.message.ListPartitionReassignmentsResponseData> listPartitionReassignments(
-        io.strata.protocol.message.ListPartitionReassignmentsRequestData request) {
+    public CompletableFuture<ListPartitionReassignmentsResponseData> listPartitionReassignments(
+        ListPartitionReassignmentsRequestData request) {
         return timedOutAsTimeout(call(ApiMessageType.LIST_PARTITION_REASSIGNMENTS, (short) 0, request,
-            (io.strata.protocol.message.ListPartitionReassignmentsResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(),
+            (ListPartitionReassignmentsResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(),
             requestTimeoutMs));
     }
 

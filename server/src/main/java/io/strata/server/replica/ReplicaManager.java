@@ -27,11 +27,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 
 /**
@@ -76,7 +78,7 @@ public final class ReplicaManager implements MetadataPublisher {
     /** Consumer fetch partitions this node read as a follower (KIP-392). */
     private volatile LogDirMover logDirMover;
     private volatile ReplicaLogDirs replicaLogDirs;
-    private final java.util.concurrent.atomic.LongAdder followerReadsForConsumers = new java.util.concurrent.atomic.LongAdder();
+    private final LongAdder followerReadsForConsumers = new LongAdder();
     /** The leader side's replication throttle ({@code leader.replication.throttled.*}); none until set. */
     private volatile ReplicaQuota leaderQuota = ReplicaQuota.UNBOUNDED;
 
@@ -154,7 +156,7 @@ public final class ReplicaManager implements MetadataPublisher {
      * {@code shouldLeaderThrottle}); the bytes answered for throttled partitions are recorded in it.
      */
     public void setLeaderReplicationQuota(ReplicaQuota quota) {
-        this.leaderQuota = java.util.Objects.requireNonNull(quota);
+        this.leaderQuota = Objects.requireNonNull(quota);
     }
 
     /** Where the partitions this node follows are handed (the replica fetchers). */
@@ -178,7 +180,7 @@ public final class ReplicaManager implements MetadataPublisher {
     }
 
     public void setFollowerFetching(FollowerFetching fetching) {
-        this.followerFetching = java.util.Objects.requireNonNull(fetching);
+        this.followerFetching = Objects.requireNonNull(fetching);
     }
 
     /**
