@@ -47,6 +47,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 import java.util.function.Predicate;
 
 /**
@@ -63,7 +64,8 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RemoteController.class);
     static final long RETRY_BACKOFF_MS = 100;
 
-    private final RaftNode quorum;
+    /** The quorum's current leader, -1 when none is known. */
+    private final IntSupplier quorumLeader;
     private final QuorumPeers peers;
     private final InterBrokerClient client;
     private final Time time;
@@ -82,7 +84,12 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
      * @param requestTimeoutMs how long an operation keeps looking for an active controller
      */
     public RemoteController(RaftNode quorum, QuorumPeers peers, InterBrokerClient client, Time time, long requestTimeoutMs) {
-        this.quorum = quorum;
+        this(quorum::leaderId, peers, client, time, requestTimeoutMs);
+    }
+
+    /** @param quorumLeader the quorum's current leader id, -1 when none is known */
+    RemoteController(IntSupplier quorumLeader, QuorumPeers peers, InterBrokerClient client, Time time, long requestTimeoutMs) {
+        this.quorumLeader = quorumLeader;
         this.peers = peers;
         this.client = client;
         this.time = time;
@@ -139,14 +146,14 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
                 + (lastProblem == null ? "" : ": " + lastProblem)));
             return;
         }
-        int leader = quorum.leaderId();
+        int leader = quorumLeader.getAsInt();
         InterBrokerClient.Endpoint endpoint = leader < 0 ? null : peers.endpoint(leader);
         if (endpoint == null) {
             retryLater(api, version, request, notController, deadlineMs, result, "the metadata quorum has no known leader");
             return;
         }
         client.send(endpoint, api, version, request).whenComplete((response, failure) -> {
-            if (failure != null && quorum.leaderId() >= 0 && quorum.leaderId() != leader) {
+            if (failure != null && quorumLeader.getAsInt() >= 0 && quorumLeader.getAsInt() != leader) {
                 // The quorum elected another leader while this attempt failed: no backoff to wait out.
                 attempt(api, version, request, notController, deadlineMs, result, endpoint + ": " + failure);
             } else if (failure != null) {
@@ -238,8 +245,8 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
         for (CreateTopicsRequestData.CreatableTopic topic : topics) {
             request.topics().add(topic);
         }
-        return this.<CreateTopicsResponseData>call(ApiMessageType.CREATE_TOPICS, (short) 7, request,
-                response -> response.topics().stream().anyMatch(t -> t.errorCode() == ErrorCode.NOT_CONTROLLER.code()), requestTimeoutMs)
+        return timedOutAsTimeout(this.<CreateTopicsResponseData>call(ApiMessageType.CREATE_TOPICS, (short) 7, request,
+                response -> response.topics().stream().anyMatch(t -> t.errorCode() == ErrorCode.NOT_CONTROLLER.code()), requestTimeoutMs))
             .thenApply(response -> {
                 // The controller answers per requested topic, in order, duplicates included.
                 return new ArrayList<>(response.topics());
@@ -253,8 +260,8 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
             request.topics().add(new DeleteTopicsRequestData.DeleteTopicState().setName(names.get(i))
                 .setTopicId(ids.get(i) == null ? io.strata.protocol.Uuids.ZERO : ids.get(i)));
         }
-        return this.<DeleteTopicsResponseData>call(ApiMessageType.DELETE_TOPICS, (short) 6, request,
-                response -> response.responses().stream().anyMatch(t -> t.errorCode() == ErrorCode.NOT_CONTROLLER.code()), requestTimeoutMs)
+        return timedOutAsTimeout(this.<DeleteTopicsResponseData>call(ApiMessageType.DELETE_TOPICS, (short) 6, request,
+                response -> response.responses().stream().anyMatch(t -> t.errorCode() == ErrorCode.NOT_CONTROLLER.code()), requestTimeoutMs))
             .thenApply(response -> {
                 List<DeleteResult> results = new ArrayList<>();
                 for (DeleteTopicsResponseData.DeletableTopicResult topic : response.responses()) {
@@ -271,8 +278,8 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
         for (CreatePartitionsRequestData.CreatePartitionsTopic topic : topics) {
             request.topics().add(topic);
         }
-        return this.<CreatePartitionsResponseData>call(ApiMessageType.CREATE_PARTITIONS, (short) 3, request,
-                response -> response.results().stream().anyMatch(t -> t.errorCode() == ErrorCode.NOT_CONTROLLER.code()), requestTimeoutMs)
+        return timedOutAsTimeout(this.<CreatePartitionsResponseData>call(ApiMessageType.CREATE_PARTITIONS, (short) 3, request,
+                response -> response.results().stream().anyMatch(t -> t.errorCode() == ErrorCode.NOT_CONTROLLER.code()), requestTimeoutMs))
             .thenApply(response -> new ArrayList<>(response.results()));
     }
 
@@ -289,8 +296,8 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
         }
         IncrementalAlterConfigsRequestData request = new IncrementalAlterConfigsRequestData();
         resources.values().forEach(request.resources()::add);
-        return this.<IncrementalAlterConfigsResponseData>call(ApiMessageType.INCREMENTAL_ALTER_CONFIGS, (short) 1, request,
-                response -> response.responses().stream().anyMatch(r -> r.errorCode() == ErrorCode.NOT_CONTROLLER.code()), requestTimeoutMs)
+        return timedOutAsTimeout(this.<IncrementalAlterConfigsResponseData>call(ApiMessageType.INCREMENTAL_ALTER_CONFIGS, (short) 1, request,
+                response -> response.responses().stream().anyMatch(r -> r.errorCode() == ErrorCode.NOT_CONTROLLER.code()), requestTimeoutMs))
             .thenApply(response -> {
                 for (IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse resource : response.responses()) {
                     if (resource.errorCode() != ErrorCode.NONE.code()) {
@@ -355,8 +362,8 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
      */
     @Override
     public CompletableFuture<ElectLeadersResponseData> electLeaders(ElectLeadersRequestData request) {
-        return call(ApiMessageType.ELECT_LEADERS, (short) 2, request,
-            (ElectLeadersResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);
+        return timedOutAsTimeout(call(ApiMessageType.ELECT_LEADERS, (short) 2, request,
+            (ElectLeadersResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs));
     }
 
     /**
@@ -410,8 +417,8 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
         UpdateFeaturesRequestData request = new UpdateFeaturesRequestData().setTimeoutMs((int) requestTimeoutMs).setValidateOnly(validateOnly);
         updates.forEach((feature, update) -> request.featureUpdates().add(new UpdateFeaturesRequestData.FeatureUpdateKey().setFeature(feature)
             .setMaxVersionLevel(update.level()).setUpgradeType(update.upgradeType())));
-        return this.<UpdateFeaturesResponseData>call(ApiMessageType.UPDATE_FEATURES, (short) 1, request,
-                response -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs)
+        return timedOutAsTimeout(this.<UpdateFeaturesResponseData>call(ApiMessageType.UPDATE_FEATURES, (short) 1, request,
+                response -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs))
             .thenApply(response -> new FeatureUpdates.Result(ErrorCode.forCode(response.errorCode()), response.errorMessage(), List.of()));
     }
 
