@@ -47,4 +47,12 @@ class ReplicationRegressionSeedsTest {
         // rf=3 minIsr=2 ELR on: the same divergence as seed 4010 under strict min ISR (hand mutation).
         ReplicationSimulationTest.runDivergence(ReplicationSimulationTest.minIsrSettingsFor(5003), tempDir, 5, 8_000, 133);
     }
+
+    @Test
+    void seed6000AFollowerOfAnUncleanLeaderTruncatesBelowItsHighWatermark() throws IOException {
+        // rf=2 minIsr=1 unclean on: the out-of-sync replica elected uncleanly lacks the old leader's committed
+        // tail; a DivergingEpoch truncation clamped to the follower's high watermark kept it, and the logs never
+        // converged (hand mutation).
+        ReplicationSimulationTest.runUnclean(ReplicationSimulationTest.uncleanSettingsFor(6000), tempDir);
+    }
 }

@@ -44,14 +44,27 @@ import java.util.concurrent.ScheduledExecutorService;
  * below the smallest high watermark are identical (offsets, epoch, CRC) on every running replica;
  * the leader is in the ISR; ELR ∩ ISR = ∅, (ELR on) ISR ≥ min ISR ⇒ ELR empty, (ELR off) ELR
  * empty, |ISR| + |ELR| ≤ RF; one leader per leader epoch; no follower truncates below its high
- * watermark. Unclean election is never enabled, so no acknowledged write may be lost.
+ * watermark. Without {@link Settings#unclean} no acknowledged write may be lost.
+ *
+ * <p>With {@link Settings#unclean} the topic enables {@code unclean.leader.election.enable}: at
+ * each unclean election the writes acknowledged so far (and those a deposed leader acknowledges
+ * in an older epoch) may be lost and are forgotten; the committed offset counts only leaders
+ * since the last unclean election, the identical-prefix check only ISR members, a follower may
+ * truncate below its high watermark, and the producer starts over as a new producer id on
+ * OUT_OF_ORDER_SEQUENCE_NUMBER (the unclean leader lacks its last writes), as the Java producer
+ * does since KIP-360. Everything else holds, and the final logs are identical and hold every
+ * write acknowledged since the last unclean election.
  */
 final class ReplicationSimulation implements AutoCloseable {
     /** One run's shape. */
-    record Settings(long seed, int replicationFactor, int minIsr, boolean elr) {
+    record Settings(long seed, int replicationFactor, int minIsr, boolean elr, boolean unclean) {
+        Settings(long seed, int replicationFactor, int minIsr, boolean elr) {
+            this(seed, replicationFactor, minIsr, elr, false);
+        }
+
         @Override
         public String toString() {
-            return "seed=" + seed + " rf=" + replicationFactor + " minIsr=" + minIsr + " elr=" + elr;
+            return "seed=" + seed + " rf=" + replicationFactor + " minIsr=" + minIsr + " elr=" + elr + (unclean ? " unclean" : "");
         }
     }
 
@@ -77,7 +90,16 @@ final class ReplicationSimulation implements AutoCloseable {
     private long committedOffset;
     private long events;
 
-    // producer state
+    // unclean elections (Settings.unclean)
+    private int uncleanElections;
+    /** The leader epoch of the last unclean election, -1 before any. */
+    private int uncleanEpoch = -1;
+    /** Acknowledged writes an unclean election allowed to lose: no longer checked. */
+    private long forgottenAcks;
+
+    // producer state: "sequence" below is the write's number; on the wire it is the producer
+    // sequence relative to the producer id's first write (producerId - PRODUCER_ID).
+    private long producerId = PRODUCER_ID;
     private int nextSequence;
     private int inFlightSequence = -1;
     private long inFlightSentMs;
@@ -92,10 +114,11 @@ final class ReplicationSimulation implements AutoCloseable {
         for (int i = 0; i < replicas.length; i++) {
             replicas[i] = i + 1;
         }
-        this.controller = new SimController(replicas, settings.minIsr(), settings.elr(), SESSION_TIMEOUT_MS, this::publish);
+        this.controller = new SimController(replicas, settings.minIsr(), settings.elr(), settings.unclean(), SESSION_TIMEOUT_MS, this::publish,
+            this::onUncleanElection);
         for (int id : replicas) {
-            brokers.put(id, new SimBroker(id, root.resolve("broker-" + id), settings.minIsr(), settings.elr(), scheduler, network, controller,
-                brokers, logScheduler));
+            brokers.put(id, new SimBroker(id, root.resolve("broker-" + id), settings.minIsr(), settings.elr(), settings.unclean(), scheduler, network,
+                controller, brokers, logScheduler));
         }
         for (SimBroker broker : brokers.values()) {
             broker.applyImage(controller.image());
@@ -159,9 +182,32 @@ final class ReplicationSimulation implements AutoCloseable {
 
     // ---------------------------------------------------------------- producer
 
-    private static MemoryRecords batch(int sequence) {
-        return new RecordBatchBuilder(CompressionType.NONE, TimestampType.CREATE_TIME, 0L).producerState(PRODUCER_ID, (short) 0, sequence, false)
+    /** Write {@code sequence} as producer {@code producerId}, whose first write was {@code producerId - PRODUCER_ID}. */
+    private static MemoryRecords batch(long producerId, int sequence) {
+        int wireSequence = sequence - (int) (producerId - PRODUCER_ID);
+        return new RecordBatchBuilder(CompressionType.NONE, TimestampType.CREATE_TIME, 0L).producerState(producerId, (short) 0, wireSequence, false)
             .append(sequence, null, ("v" + sequence).getBytes(StandardCharsets.UTF_8)).build();
+    }
+
+    /**
+     * An unclean election (the controller chose a leader outside the ISR and ELR): the writes
+     * acknowledged so far, and those a deposed leader acknowledges in an older epoch, may be lost;
+     * the invariants forget them and hold again for every write acknowledged from the new epoch on.
+     */
+    private void onUncleanElection(PartitionRegistration registration) {
+        uncleanElections++;
+        uncleanEpoch = registration.leaderEpoch();
+        forgottenAcks += acked.size();
+        acked.clear();
+        committedOffset = 0;
+    }
+
+    int uncleanElections() {
+        return uncleanElections;
+    }
+
+    long forgottenAcks() {
+        return forgottenAcks;
     }
 
     private void producerTick() {
@@ -182,44 +228,60 @@ final class ReplicationSimulation implements AutoCloseable {
         }
         long request = ++requestId;
         int sequence = inFlightSequence;
+        long asProducer = producerId;
         inFlightSentMs = now;
-        network.send(PRODUCER, leader, "produce seq " + sequence, () -> produceAt(brokers.get(leader), request, sequence));
+        network.send(PRODUCER, leader, "produce seq " + sequence, () -> produceAt(brokers.get(leader), request, asProducer, sequence));
     }
 
-    private void produceAt(SimBroker broker, long request, int sequence) {
+    private void produceAt(SimBroker broker, long request, long asProducer, int sequence) {
         if (!broker.alive) {
             return;
         }
+        int leaderEpoch = broker.partition.leaderEpoch();
         LogAppendInfo info;
         try {
-            info = broker.appendAcksAll(batch(sequence));
+            info = broker.appendAcksAll(batch(asProducer, sequence));
         } catch (ErrorCodeException e) {
-            answer(broker, request, sequence, e.error(), -1);
+            answer(broker, request, sequence, leaderEpoch, e.error(), -1);
             return;
         }
-        awaitAck(broker, broker.partition, request, sequence, info.firstOffset(), info.lastOffset() + 1, scheduler.nowMs());
+        awaitAck(broker, broker.partition, request, sequence, leaderEpoch, info.firstOffset(), info.lastOffset() + 1, scheduler.nowMs());
     }
 
     /** The leader's DelayedProduce, as a polled check. */
-    private void awaitAck(SimBroker broker, Partition partition, long request, int sequence, long firstOffset, long requiredOffset, long startMs) {
+    private void awaitAck(SimBroker broker, Partition partition, long request, int sequence, int leaderEpoch, long firstOffset, long requiredOffset,
+                          long startMs) {
         if (!broker.alive || broker.partition != partition) {
             return;
         }
         ErrorCode outcome = partition.checkEnoughReplicasReachOffset(requiredOffset);
         if (outcome == null && scheduler.nowMs() - startMs < PRODUCE_TIMEOUT_MS) {
-            schedule(2, "delayed produce seq " + sequence, () -> awaitAck(broker, partition, request, sequence, firstOffset, requiredOffset,
-                startMs));
+            schedule(2, "delayed produce seq " + sequence, () -> awaitAck(broker, partition, request, sequence, leaderEpoch, firstOffset,
+                requiredOffset, startMs));
             return;
         }
-        answer(broker, request, sequence, outcome == null ? ErrorCode.REQUEST_TIMED_OUT : outcome, firstOffset);
+        answer(broker, request, sequence, leaderEpoch, outcome == null ? ErrorCode.REQUEST_TIMED_OUT : outcome, firstOffset);
     }
 
-    private void answer(SimBroker broker, long request, int sequence, ErrorCode error, long offset) {
+    private void answer(SimBroker broker, long request, int sequence, int leaderEpoch, ErrorCode error, long offset) {
         network.send(broker.id, PRODUCER, "produce answer seq " + sequence, () -> {
             if (request != requestId || sequence != inFlightSequence) {
                 return;
             }
-            if (error == ErrorCode.NONE) {
+            if (error == ErrorCode.NONE && leaderEpoch < uncleanEpoch) {
+                // Acknowledged by a leader an unclean election deposed: the write may be gone.
+                forgottenAcks++;
+                inFlightSequence = -1;
+                nextSequence++;
+            } else if (error == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER && settings.unclean()) {
+                // The unclean leader lacks this producer's last writes: as the Java producer after KIP-360,
+                // start over as a new producer (here: a new id whose first write is this one) and retry.
+                if (producerId == PRODUCER_ID + sequence) {
+                    fail("OUT_OF_ORDER_SEQUENCE_NUMBER for the first write of producer " + producerId);
+                }
+                producerId = PRODUCER_ID + sequence;
+                inFlightSentMs = 0;
+            } else if (error == ErrorCode.NONE) {
                 Integer previous = acked.put(offset, sequence);
                 if (previous != null && previous != sequence) {
                     fail("offset " + offset + " acknowledged for sequence " + previous + " and again for " + sequence);
@@ -572,7 +634,10 @@ final class ReplicationSimulation implements AutoCloseable {
 
     // ---------------------------------------------------------------- invariants
 
-    /** One batch as the invariants compare it: offsets, leader epoch, CRC and the producer sequence of its first record. */
+    /**
+     * One batch as the invariants compare it: offsets, leader epoch, CRC and the write number of its
+     * first record ({@code baseSequence}: the producer sequence plus the producer id's first write).
+     */
     record Batch(long baseOffset, long lastOffset, int leaderEpoch, long crc, int baseSequence) {
         @Override
         public String toString() {
@@ -598,7 +663,8 @@ final class ReplicationSimulation implements AutoCloseable {
                 if (batch.lastOffset() >= end) {
                     return result;
                 }
-                result.add(new Batch(batch.baseOffset(), batch.lastOffset(), batch.partitionLeaderEpoch(), batch.checksum(), batch.baseSequence()));
+                result.add(new Batch(batch.baseOffset(), batch.lastOffset(), batch.partitionLeaderEpoch(), batch.checksum(),
+                    batch.baseSequence() + (int) (batch.producerId() - PRODUCER_ID)));
                 next = batch.lastOffset() + 1;
             }
             if (next == offset) {
@@ -621,19 +687,27 @@ final class ReplicationSimulation implements AutoCloseable {
             logs.put(broker.id, batchList(broker.log, Long.MAX_VALUE));
             long hw = broker.log.highWatermark();
             int epoch = broker.partition.leaderEpoch();
+            // With unclean elections a restarted replica, or a leader an unclean election deposed, may
+            // hold a high watermark of a history the unclean leader never had: only leaders since the
+            // last unclean election count for the committed offset then (and ISR members for the prefix).
+            boolean counts = !settings.unclean() || broker.partition.isLeader() && epoch >= uncleanEpoch;
             long[] last = highWatermarkByBroker.get(broker.id);
-            if (last != null && last[0] == epoch && hw < last[1]) {
+            if (counts && last != null && last[0] == epoch && hw < last[1]) {
                 fail("the high watermark of broker " + broker.id + " went back from " + last[1] + " to " + hw + " in leader epoch " + epoch);
             }
-            highWatermarkByBroker.put(broker.id, new long[] {epoch, hw});
-            committedOffset = Math.max(committedOffset, hw);
-            minHighWatermark = Math.min(minHighWatermark, hw);
+            if (counts) {
+                highWatermarkByBroker.put(broker.id, new long[] {epoch, hw});
+                committedOffset = Math.max(committedOffset, hw);
+            }
+            if (!settings.unclean() || registration.inIsr(broker.id)) {
+                minHighWatermark = Math.min(minHighWatermark, hw);
+            }
             if (broker.partition.isLeader()) {
                 Integer previous = leaderOfEpoch.putIfAbsent(epoch, broker.id);
                 if (previous != null && previous != broker.id) {
                     fail("two leaders in leader epoch " + epoch + ": " + previous + " and " + broker.id);
                 }
-                if (!broker.partition.highWatermarkBelowEpochStart() && broker.log.logEndOffset() < committedOffset) {
+                if (counts && !broker.partition.highWatermarkBelowEpochStart() && broker.log.logEndOffset() < committedOffset) {
                     fail("leader " + broker.id + " ends at " + broker.log.logEndOffset() + " below the committed offset " + committedOffset);
                 }
             }
@@ -651,7 +725,13 @@ final class ReplicationSimulation implements AutoCloseable {
         }
         checkAckedPresent(members(registration.isr()), logs);
         checkAckedReplicated(registration, logs);
-        checkCommittedPrefixIdentical(minHighWatermark, logs);
+        if (settings.unclean()) {
+            Map<Integer, List<Batch>> isrLogs = new HashMap<>(logs);
+            isrLogs.keySet().retainAll(members(registration.isr()));
+            checkCommittedPrefixIdentical(minHighWatermark, isrLogs);
+        } else {
+            checkCommittedPrefixIdentical(minHighWatermark, logs);
+        }
     }
 
     private static List<Integer> members(int[] ids) {

@@ -73,6 +73,8 @@ final class SimBroker {
     final FailedPartitions failedPartitions = new FailedPartitions();
     /** A violation seen inside an event (between two invariant checks), or null. */
     String violation;
+    /** Unclean elections are enabled: a follower may legitimately truncate below its high watermark. */
+    private final boolean unclean;
     /** Fetch answers carrying a DivergingEpoch that reached this broker's fetcher (kept over restarts). */
     long divergingEpochAnswers;
     /** Truncations that removed records right after a DivergingEpoch answer (kept over restarts). */
@@ -91,9 +93,10 @@ final class SimBroker {
     /** The high watermark as of the last replication-offset-checkpoint write (at each flush). */
     private long checkpointedHighWatermark;
 
-    SimBroker(int id, Path dir, int minIsr, boolean strictMinIsr, SimScheduler scheduler, SimNetwork network, SimController controller,
-              Map<Integer, SimBroker> brokers, ScheduledExecutorService logScheduler) throws IOException {
+    SimBroker(int id, Path dir, int minIsr, boolean strictMinIsr, boolean unclean, SimScheduler scheduler, SimNetwork network,
+              SimController controller, Map<Integer, SimBroker> brokers, ScheduledExecutorService logScheduler) throws IOException {
         this.id = id;
+        this.unclean = unclean;
         this.dir = dir;
         this.config = LogConfig.of(Map.of(), Map.of(LogConfig.MIN_IN_SYNC_REPLICAS, Integer.toString(minIsr), LogConfig.SEGMENT_BYTES, "4096"));
         this.scheduler = scheduler;
@@ -457,8 +460,8 @@ final class SimBroker {
 
         @Override
         public void truncateTo(long offset) throws IOException {
-            if (offset < log.highWatermark() && violation == null) {
-                // Committed data is on every eligible leader (no unclean election here), so a follower never truncates below its HW.
+            if (!unclean && offset < log.highWatermark() && violation == null) {
+                // Committed data is on every eligible leader (no unclean election), so a follower never truncates below its HW.
                 violation = "broker " + id + " truncated to " + offset + " below its high watermark " + log.highWatermark();
             }
             if (divergingEpochPending && offset < log.logEndOffset()) {

@@ -27,8 +27,11 @@ import java.util.function.Consumer;
  * The simulated controller: the metadata module's {@link ReplicationControl} over a
  * {@link MetadataImage} it advances itself (one record batch per change, applied in log order), with
  * heartbeats and session-timeout fencing as plain events. Every new image goes to
- * {@code publisher}, which delivers it to each broker in log order with delays. Unclean leader
- * election is never enabled. Not thread-safe: the simulation's single thread drives it.
+ * {@code publisher}, which delivers it to each broker in log order with delays. With
+ * {@code unclean} the topic enables {@code unclean.leader.election.enable}: the controller then
+ * elects any live replica when the ISR and ELR have none, and {@code onUncleanElection} hears of
+ * each such election (the change that sets {@code LeaderRecoveryState.RECOVERING}). Not
+ * thread-safe: the simulation's single thread drives it.
  */
 final class SimController {
     static final String TOPIC = "sim";
@@ -38,13 +41,16 @@ final class SimController {
 
     private final ReplicationControl control = new ReplicationControl(Map.of());
     private final Consumer<MetadataImage> publisher;
+    private final Consumer<PartitionRegistration> onUncleanElection;
     private final long sessionTimeoutMs;
     private MetadataImage image = MetadataImage.EMPTY;
     private final Map<Integer, Long> lastHeartbeatMs = new HashMap<>();
     private long nextBrokerEpoch = 1;
 
-    SimController(int[] replicas, int minIsr, boolean elr, long sessionTimeoutMs, Consumer<MetadataImage> publisher) {
+    SimController(int[] replicas, int minIsr, boolean elr, boolean unclean, long sessionTimeoutMs, Consumer<MetadataImage> publisher,
+                  Consumer<PartitionRegistration> onUncleanElection) {
         this.publisher = publisher;
+        this.onUncleanElection = onUncleanElection;
         this.sessionTimeoutMs = sessionTimeoutMs;
         List<ApiMessage> records = new ArrayList<>();
         if (elr) {
@@ -56,6 +62,10 @@ final class SimController {
         records.add(new TopicRecord().setName(TOPIC).setTopicId(TOPIC_ID));
         records.add(new ConfigRecord().setResourceType(ConfigResource.TOPIC).setResourceName(TOPIC).setName("min.insync.replicas")
             .setValue(Integer.toString(minIsr)));
+        if (unclean) {
+            records.add(new ConfigRecord().setResourceType(ConfigResource.TOPIC).setResourceName(TOPIC).setName("unclean.leader.election.enable")
+                .setValue("true"));
+        }
         PartitionRecord partition = new PartitionRecord().setTopicId(TOPIC_ID).setPartitionId(0).setLeader(replicas[0]).setLeaderEpoch(0)
             .setPartitionEpoch(0);
         for (int id : replicas) {
@@ -86,7 +96,14 @@ final class SimController {
         if (records.isEmpty()) {
             return;
         }
+        PartitionRegistration before = image.topic(TOPIC) == null ? null : partition();
         image = image.apply(new ArrayList<>(records), image.offset() + records.size());
+        PartitionRegistration after = partition();
+        // An unclean election sets RECOVERING; a second one before the leader recovered leaves it so.
+        if (before != null && after.leaderEpoch() > before.leaderEpoch() && after.leader() >= 0
+            && after.leaderRecoveryState() == PartitionRegistration.RECOVERING) {
+            onUncleanElection.accept(after);
+        }
         publisher.accept(image);
     }
 
