@@ -21,6 +21,7 @@ public record Anomaly(Kind kind, String partition, List<Long> offsets, List<Long
         LOST_WRITE,
         DUPLICATE,
         INCONSISTENT_OFFSET,
+        FAILED_WRITE_READ,
         NON_MONOTONIC_POLL,
         UNEXPECTED_GAP,
         ABORTED_READ_G1A,

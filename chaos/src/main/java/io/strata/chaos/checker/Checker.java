@@ -13,6 +13,7 @@ public final class Checker implements AnomalyChecker {
             new LostWriteChecker(),
             new DuplicateChecker(),
             new InconsistentOffsetChecker(),
+            new FailedWriteReadChecker(),
             new NonMonotonicPollChecker(),
             new UnexpectedGapChecker(),
             new AbortedReadChecker(),

@@ -29,6 +29,10 @@ import java.util.Map;
  *       neighbours in offset order get an edge (the rest follows transitively).</li>
  *   <li><b>wr</b>: T1 → T2 when T2 read, with read_committed, a value T1 wrote (T1 committed before T2's
  *       read, which precedes T2's commit).</li>
+ *   <li><b>po</b> (process order): T1 → T2 when T1 completed ok and T2 is the next committed transaction the
+ *       same process invoked: T1's records were appended before T1's commit returned, T2's after T2 began, so
+ *       in every partition T1's offsets lie below T2's. With the ww edge of a partition where T2's writes lie
+ *       below T1's, it closes a cycle: a single inverted pair is enough, no second partition needed.</li>
  * </ul>
  * Offsets of sends come from their acknowledgement, else from any observation of the value.
  *
@@ -39,6 +43,7 @@ final class TxnDependencyGraph {
     private final boolean[] committed;
     private final IntPairs wwEdges = new IntPairs();
     private final IntPairs wrEdges = new IntPairs();
+    private final IntPairs poEdges = new IntPairs();
 
     TxnDependencyGraph(History history) {
         txns = new TxnIndex(history, operation -> operation.outcome() != Op.Type.FAIL);
@@ -56,6 +61,7 @@ final class TxnDependencyGraph {
         }
         addWriteEdges(offsetOfValue);
         addReadEdges();
+        addProcessOrderEdges();
     }
 
     int nodeCount() {
@@ -75,10 +81,11 @@ final class TxnDependencyGraph {
         return wrEdges;
     }
 
-    /** @return the non-trivial strongly connected components of the ww edges, plus the wr edges if asked */
+    /** @return the non-trivial strongly connected components of the ww and po edges, plus the wr edges if asked */
     List<int[]> cycles(boolean withReadEdges) {
         int[] degree = new int[nodeCount() + 1];
         wwEdges.forEach((from, to) -> degree[from + 1]++);
+        poEdges.forEach((from, to) -> degree[from + 1]++);
         if (withReadEdges) {
             wrEdges.forEach((from, to) -> degree[from + 1]++);
         }
@@ -89,6 +96,7 @@ final class TxnDependencyGraph {
         int[] fill = Arrays.copyOf(degree, degree.length);
         int[] target = new int[start[nodeCount()]];
         wwEdges.forEach((from, to) -> target[fill[from]++] = to);
+        poEdges.forEach((from, to) -> target[fill[from]++] = to);
         if (withReadEdges) {
             wrEdges.forEach((from, to) -> target[fill[from]++] = to);
         }
@@ -125,6 +133,23 @@ final class TxnDependencyGraph {
                 if (list.get(i)[1] < list.get(i + 1)[0]) {
                     wwEdges.add((int) list.get(i)[2], (int) list.get(i + 1)[2]);
                 }
+            }
+        }
+    }
+
+    private void addProcessOrderEdges() {
+        Map<Integer, Integer> lastOkOfProcess = new HashMap<>();
+        for (int txn = 0; txn < committed.length; txn++) {
+            if (!committed[txn]) {
+                continue;
+            }
+            Operation operation = txns.txns().get(txn);
+            Integer previous = lastOkOfProcess.remove(operation.process());
+            if (previous != null) {
+                poEdges.add(previous, txn);
+            }
+            if (operation.outcome() == Op.Type.OK) {
+                lastOkOfProcess.put(operation.process(), txn);
             }
         }
     }

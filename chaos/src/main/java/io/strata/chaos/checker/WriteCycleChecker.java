@@ -5,8 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * G0 (write cycle): committed transactions whose ww edges ({@link TxnDependencyGraph}) form a cycle: their
- * writes are ordered one way in one partition and the other way in another. Found with Tarjan's SCC; one
+ * G0 (write cycle): committed transactions whose ww and process-order edges ({@link TxnDependencyGraph}) form
+ * a cycle: one producer's writes are ordered one way in one partition and the other way in another, or a
+ * later transaction's writes lie below an earlier one's. Found with Tarjan's SCC; one
  * anomaly per strongly connected component.
  */
 public final class WriteCycleChecker implements AnomalyChecker {
@@ -18,7 +19,7 @@ public final class WriteCycleChecker implements AnomalyChecker {
         for (int[] component : graph.cycles(false)) {
             List<Integer> ops = CycleReport.opsOf(graph, component);
             anomalies.add(new Anomaly(Anomaly.Kind.CYCLE_G0, null, List.of(), List.of(), ops,
-                    "committed txns at indices " + ops + " order each other's writes both ways (ww cycle)"));
+                    "committed txns at indices " + ops + " order each other's writes against their order (ww/process-order cycle)"));
         }
         return anomalies;
     }

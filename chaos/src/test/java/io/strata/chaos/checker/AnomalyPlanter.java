@@ -39,11 +39,12 @@ final class AnomalyPlanter {
             case LOST_WRITE -> lostWrite(ops, random);
             case DUPLICATE -> duplicate(ops, random);
             case INCONSISTENT_OFFSET -> inconsistentOffset(ops, random);
+            case FAILED_WRITE_READ -> failedWriteRead(ops, random);
             case NON_MONOTONIC_POLL -> nonMonotonicPoll(ops, random);
             case UNEXPECTED_GAP -> unexpectedGap(ops);
             case ABORTED_READ_G1A -> abortedRead(ops, random);
             case INTERMEDIATE_READ_G1B -> intermediateRead(ops, random);
-            case CYCLE_G0 -> writeCycle(ops);
+            case CYCLE_G0 -> writeCycle(ops, random);
             case CYCLE_G1C -> readCycle(ops);
             case SPLIT_OWNERSHIP -> splitOwnership(ops, random);
         };
@@ -195,11 +196,39 @@ final class AnomalyPlanter {
         return new Planted(ops, Anomaly.Kind.INTERMEDIATE_READ_G1B, victim.value(), Set.of());
     }
 
-    /** One new producer's two txns, ordered one way in one partition and the other way in another. */
-    private static Planted writeCycle(List<Op> ops) {
+    /**
+     * One new producer's two txns, ordered one way in one partition and the other way in another; or (half
+     * the seeds) its later txn written below its earlier one in a single partition.
+     */
+    private static Planted writeCycle(List<Op> ops, Random random) {
+        if (random.nextBoolean()) {
+            appendTxn(ops, FRESH_PROCESS, List.of(MicroOp.send("g0-a", 2, FRESH_VALUE), MicroOp.send("g0-a", 3, FRESH_VALUE + 1)));
+            appendTxn(ops, FRESH_PROCESS, List.of(MicroOp.send("g0-a", 0, FRESH_VALUE + 2), MicroOp.send("g0-a", 1, FRESH_VALUE + 3)));
+            return new Planted(ops, Anomaly.Kind.CYCLE_G0, null, Set.of());
+        }
         appendTxn(ops, FRESH_PROCESS, List.of(MicroOp.send("g0-a", 0, FRESH_VALUE), MicroOp.send("g0-b", 1, FRESH_VALUE + 1)));
         appendTxn(ops, FRESH_PROCESS, List.of(MicroOp.send("g0-a", 1, FRESH_VALUE + 2), MicroOp.send("g0-b", 0, FRESH_VALUE + 3)));
         return new Planted(ops, Anomaly.Kind.CYCLE_G0, null, Set.of());
+    }
+
+    /** An acknowledged plain send that a drain shows is recorded as failed instead. */
+    private static Planted failedWriteRead(List<Op> ops, Random random) {
+        List<Integer> acked = new ArrayList<>();
+        for (int i = 0; i < ops.size(); i++) {
+            Op op = ops.get(i);
+            if (op.function() == Op.Function.SEND && op.type() == Op.Type.OK) {
+                acked.add(i);
+            }
+        }
+        if (acked.isEmpty()) {
+            return null;
+        }
+        int index = acked.get(random.nextInt(acked.size()));
+        Op op = ops.get(index);
+        SendValue send = (SendValue) op.value();
+        ops.set(index, new Op(op.process(), Op.Type.FAIL, op.function(), new SendValue(send.partition(), send.value(), -1), op.wallMs(),
+                op.monotonicNs()));
+        return new Planted(ops, Anomaly.Kind.FAILED_WRITE_READ, send.value(), Set.of());
     }
 
     /** Two new txns each reading the other's write. */

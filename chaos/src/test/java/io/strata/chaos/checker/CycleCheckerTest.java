@@ -44,6 +44,36 @@ class CycleCheckerTest {
     }
 
     @Test
+    void aLaterTxnOfOneProducerWrittenBelowItsEarlierOneIsG0() {
+        HistoryBuilder h = new HistoryBuilder();
+        int first = h.txn(5, Op.Type.OK, MicroOp.send("a", 5, 1), MicroOp.send("a", 6, 2));
+        int second = h.txn(5, Op.Type.OK, MicroOp.send("a", 3, 3), MicroOp.send("a", 4, 4));
+        assertThat(g0.check(h.build())).singleElement().satisfies(a -> {
+            assertThat(a.kind()).isEqualTo(Anomaly.Kind.CYCLE_G0);
+            assertThat(a.ops()).containsExactly(first, second);
+        });
+    }
+
+    @Test
+    void processOrderSkipsAbortedTxnsAndStartsAgainAfterAnUnknownOne() {
+        HistoryBuilder h = new HistoryBuilder();
+        h.txn(5, Op.Type.OK, MicroOp.send("a", 0, 1));
+        h.txn(5, Op.Type.FAIL, MicroOp.send("a", 1, 2));
+        h.txn(5, Op.Type.OK, MicroOp.send("a", 2, 3));
+        // An info txn (read, so committed) may still be committing when the next one runs: no order after it.
+        h.txn(5, Op.Type.INFO, MicroOp.send("a", 9, 4));
+        h.txn(5, Op.Type.OK, MicroOp.send("a", 4, 5));
+        h.poll(8, true, HistoryBuilder.m("a", 9, 4));
+        assertThat(g0.check(h.build())).isEmpty();
+
+        HistoryBuilder inverted = new HistoryBuilder();
+        int first = inverted.txn(5, Op.Type.OK, MicroOp.send("a", 3, 1));
+        inverted.txn(5, Op.Type.FAIL, MicroOp.send("a", 4, 2));
+        int third = inverted.txn(5, Op.Type.OK, MicroOp.send("a", 0, 3));
+        assertThat(g0.check(inverted.build())).singleElement().satisfies(a -> assertThat(a.ops()).containsExactly(first, third));
+    }
+
+    @Test
     void txnsReadingEachOthersWritesAreG1c() {
         HistoryBuilder h = new HistoryBuilder();
         h.txn(4, Op.Type.OK, MicroOp.send("z", 0, 99));
