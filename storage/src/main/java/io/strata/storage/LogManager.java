@@ -85,6 +85,8 @@ public final class LogManager implements Closeable {
     public static final String HIGH_WATERMARK_CHECKPOINT_TASK = "log-high-watermark-checkpoint";
     public static final String PRODUCER_EXPIRATION_TASK = "log-producer-expiration";
     public static final String SCHEDULER_TASK = "log-scheduler";
+    /** The background task name of the deferred {@code partition.metadata} writes. */
+    public static final String TOPIC_ID_WRITER_TASK = "topic-id-writer";
     /** The metadata log lives beside the partition logs but is owned by the metadata layer. */
     public static final String METADATA_TOPIC = "__cluster_metadata";
     /**
@@ -124,6 +126,7 @@ public final class LogManager implements Closeable {
     private volatile long producerIdExpirationMs;
     private final Time time;
     private final ScheduledExecutorService scheduler;
+    private final ScheduledExecutorService topicIdWriter;
     private final BackgroundErrors backgroundErrors;
     private final ConcurrentHashMap<TopicPartition, UnifiedLog> logs = new ConcurrentHashMap<>();
     /**
@@ -186,6 +189,9 @@ public final class LogManager implements Closeable {
         // have done are finished by the next start (.deleted files, -delete directories).
         executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         this.scheduler = executor;
+        // Deferred partition.metadata writes of new logs (two fsyncs each), apart from the log
+        // scheduler's checkpoints and flushes, which thousands of them would hold up.
+        this.topicIdWriter = BackgroundExecutors.singleThreadScheduler("strata-topic-id-writer", TOPIC_ID_WRITER_TASK, backgroundErrors, LOG);
     }
 
     /**
@@ -1044,7 +1050,7 @@ public final class LogManager implements Closeable {
             new UnifiedLog.LoadParams(0L, 0L, true, producerIdExpirationMs, settings.fsyncOnAck(), java.util.OptionalLong.of(0L)));
         try {
             if (topicId.isPresent()) {
-                log.assignTopicId(topicId.get());
+                log.assignTopicIdDeferred(topicId.get(), topicIdWriter);
             }
         } catch (IOException | RuntimeException e) {
             log.close();
@@ -1152,6 +1158,7 @@ public final class LogManager implements Closeable {
         // segment flush) closes that channel for good, and the flush below would fail on it.
         // Pending tasks are dropped; a running one is waited for.
         scheduler.shutdown();
+        topicIdWriter.shutdown(); // what it has not written yet, each log's close writes
         awaitSchedulerTermination();
         IOException failure = null;
         List<UnifiedLog> all = new ArrayList<>(logs.values());

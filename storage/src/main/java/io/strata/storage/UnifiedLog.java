@@ -66,6 +66,10 @@ public final class UnifiedLog implements Closeable {
     private final LeaderEpochFileCache epochCache;
     private final ProducerStateManager producerState;
     private final PartitionMetadataFile partitionMetadata;
+    /** Guarded by {@link #lock}: the topic id as known here, whether it was read from the file, whether its write is deferred. */
+    private UUID recordedTopicId;
+    private boolean topicIdLoaded;
+    private boolean topicIdWritePending;
     private final boolean fsyncOnAck;
 
     private volatile long logStartOffset;
@@ -274,22 +278,84 @@ public final class UnifiedLog implements Closeable {
         return producerState;
     }
 
+    /** The topic id: from {@code partition.metadata}, or assigned and not yet written there. */
     public java.util.Optional<UUID> topicId() {
-        try {
-            return partitionMetadata.read();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        synchronized (lock) {
+            try {
+                return java.util.Optional.ofNullable(loadedTopicId());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
         }
     }
 
+    /** Records {@code topicId} in {@code partition.metadata} now (both fsyncs), unless the file has it already. */
     public void assignTopicId(UUID topicId) throws IOException {
-        java.util.Optional<UUID> existing = partitionMetadata.exists() ? partitionMetadata.read() : java.util.Optional.empty();
-        if (existing.isPresent() && !existing.get().equals(topicId)) {
-            throw new IllegalStateException("partition " + topicPartition + " has topic id " + existing.get() + ", not " + topicId);
+        synchronized (lock) {
+            if (checkTopicId(topicId)) {
+                partitionMetadata.record(topicId);
+                recordedTopicId = topicId;
+                topicIdWritePending = false;
+            }
         }
-        if (existing.isEmpty()) {
-            partitionMetadata.record(topicId);
+    }
+
+    /**
+     * Takes {@code topicId} at once and writes {@code partition.metadata} on {@code writer} (as Kafka
+     * defers its flush): creating thousands of partitions then waits on no fsync of this file. The
+     * first append, a clean close, or {@link #flushTopicId} write it first if the background write has
+     * not yet, so the directory names its topic before it holds any record: after a crash a log
+     * without the file is empty, and an empty log adopted by a recreated topic of the same name holds
+     * nothing of the old one.
+     */
+    public void assignTopicIdDeferred(UUID topicId, java.util.concurrent.Executor writer) throws IOException {
+        synchronized (lock) {
+            if (!checkTopicId(topicId)) {
+                return;
+            }
+            recordedTopicId = topicId;
+            topicIdWritePending = true;
         }
+        try {
+            writer.execute(() -> {
+                try {
+                    flushTopicId();
+                } catch (IOException e) {
+                    // Still pending: the first append or the close writes it (and fails there if the disk does).
+                    throw new UncheckedIOException("writing " + PartitionMetadataFile.FILE_NAME + " of " + topicPartition, e);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            flushTopicId();
+        }
+    }
+
+    /** Writes a deferred topic id to {@code partition.metadata} if it is still pending (no-op otherwise, or once closed). */
+    public void flushTopicId() throws IOException {
+        synchronized (lock) {
+            if (topicIdWritePending && !closed) {
+                partitionMetadata.record(recordedTopicId);
+                topicIdWritePending = false;
+            }
+        }
+    }
+
+    /** @return whether {@code topicId} is new to this log (to be recorded); throws if the log has another id. Under the lock. */
+    private boolean checkTopicId(UUID topicId) throws IOException {
+        UUID existing = loadedTopicId();
+        if (existing != null && !existing.equals(topicId)) {
+            throw new IllegalStateException("partition " + topicPartition + " has topic id " + existing + ", not " + topicId);
+        }
+        return existing == null;
+    }
+
+    /** The topic id in memory, read from the file the first time. Under the lock. */
+    private UUID loadedTopicId() throws IOException {
+        if (!topicIdLoaded) {
+            recordedTopicId = partitionMetadata.exists() ? partitionMetadata.read().orElse(null) : null;
+            topicIdLoaded = true;
+        }
+        return recordedTopicId;
     }
 
     // ---------------------------------------------------------------- append
@@ -617,6 +683,10 @@ public final class UnifiedLog implements Closeable {
     /** Writes validated batches with assigned offsets; updates producer state, indexes, epochs and the log end. */
     private void append(MemoryRecords records, List<DefaultRecordBatch> batches, long firstOffset, long lastOffset, int leaderEpoch,
                         MarkerCheck markerCheck) throws IOException {
+        if (topicIdWritePending) {
+            partitionMetadata.record(recordedTopicId);
+            topicIdWritePending = false;
+        }
         long maxTimestamp = batches.stream().mapToLong(DefaultRecordBatch::maxTimestamp).max().orElse(-1L);
         LogSegment segment = maybeRoll(records.sizeInBytes(), maxTimestamp, lastOffset, logEnd.messageOffset());
         // Producer state first (markers can still be refused), then the bytes.
@@ -1333,6 +1403,10 @@ public final class UnifiedLog implements Closeable {
             if (closed) {
                 return;
             }
+            if (topicIdWritePending) {
+                partitionMetadata.record(recordedTopicId);
+                topicIdWritePending = false;
+            }
             closed = true;
             producerState.updateMapEndOffset(logEnd.messageOffset());
             producerState.takeSnapshot();
@@ -1363,6 +1437,7 @@ public final class UnifiedLog implements Closeable {
     /** Renames the directory (e.g. to mark it for asynchronous deletion). */
     public void renameDir(String newName) throws IOException {
         synchronized (lock) {
+            topicIdWritePending = false; // renamed to be deleted or reopened: the file of the old path is moot
             Path target = dir.resolveSibling(newName);
             Files.move(dir, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             dir = target;

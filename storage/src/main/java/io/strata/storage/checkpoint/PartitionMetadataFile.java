@@ -17,8 +17,8 @@ import java.util.UUID;
  *   version: 0\n
  *   topic_id: &lt;22-character URL-safe base64 of the 16 id bytes, unpadded&gt;\n
  * </pre>
- * Written atomically and at once by {@link #record} (Kafka defers the flush; we do not, so the
- * id is durable before the partition is used). Read strictly: another version, other keys, a
+ * Written atomically by {@link #record}; a new log defers the write as Kafka defers the flush, but
+ * writes it before its first record ({@code UnifiedLog.assignTopicIdDeferred}). Read strictly: another version, other keys, a
  * malformed or zero id, or any further line throw {@link CorruptCheckpointException}.
  *
  * <p>Thread contract: no state besides the path; the caller serialises writers.
