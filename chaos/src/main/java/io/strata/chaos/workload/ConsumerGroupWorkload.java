@@ -40,15 +40,19 @@ import java.util.Random;
  * ({@code commitSync}; a failed commit is only logged: the next owner re-reads from the last commit, which the
  * checker allows since an assign ends a run).
  *
- * <p>Churn: before each poll a consumer leaves (closes, committing nothing more) with probability
+ * <p>Churn: after a non-empty poll and its commit a consumer leaves (closes) with probability
  * {@link #LEAVE_PER_MILLE} per mille, and a new consumer — a new process id — joins in its place.
  *
  * <p>Thread-safe: {@link #start} and {@link #stop} are synchronized; each consumer is used by its thread only.
  */
 public final class ConsumerGroupWorkload implements Workload {
     private static final Logger log = LoggerFactory.getLogger(ConsumerGroupWorkload.class);
-    /** Chance per poll, in per mille, that a consumer leaves the group and a new one joins: about every 5 s. */
-    static final int LEAVE_PER_MILLE = 40;
+    /**
+     * Chance per recorded (non-empty) poll, in per mille, that the consumer then leaves the group and a new one
+     * joins. Only after a poll that returned records, i.e. once the consumer has an assignment: leaving while a
+     * classic join is pending would keep the group rebalancing for ever.
+     */
+    static final int LEAVE_PER_MILLE = 30;
     static final int MAX_POLL_RECORDS = 50;
     static final Duration POLL_TIMEOUT = Duration.ofMillis(200);
     static final long FEEDER_PAUSE_MS_MAX = 10;
@@ -180,10 +184,6 @@ public final class ConsumerGroupWorkload implements Workload {
         }
 
         private void step() throws InterruptedException {
-            if (consumer != null && random.nextInt(1000) < LEAVE_PER_MILLE) {
-                log.debug("{}: leaving the group (process {})", clientId, process);
-                closeConsumer();
-            }
             if (consumer == null && !join()) {
                 Thread.sleep(REBUILD_BACKOFF_MS);
                 return;
@@ -217,6 +217,10 @@ public final class ConsumerGroupWorkload implements Workload {
                 throw e;
             } catch (KafkaException e) {
                 log.debug("{}: commit failed: {}", clientId, e.toString());
+            }
+            if (random.nextInt(1000) < LEAVE_PER_MILLE) {
+                log.debug("{}: leaving the group (process {})", clientId, process);
+                closeConsumer();
             }
         }
 

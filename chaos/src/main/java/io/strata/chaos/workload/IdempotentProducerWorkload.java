@@ -24,23 +24,27 @@ public final class IdempotentProducerWorkload implements Workload {
     private final int partitions;
     private final int producers;
     private final int deliveryTimeoutMs;
+    private final int requestTimeoutMs;
     private final List<ProducerLoop> loops = new ArrayList<>();
     private boolean started;
     private boolean stopped;
 
     public IdempotentProducerWorkload(String topic, int partitions, int producers) {
-        this(topic, partitions, producers, ClientConfigs.DELIVERY_TIMEOUT_MS);
+        this(topic, partitions, producers, ClientConfigs.DELIVERY_TIMEOUT_MS, ClientConfigs.REQUEST_TIMEOUT_MS);
     }
 
     /**
-     * @param deliveryTimeoutMs the producers' {@code delivery.timeout.ms} (at least {@code request.timeout.ms}
-     *     {@value ClientConfigs#REQUEST_TIMEOUT_MS} + {@code linger.ms}); shorter means more info outcomes under faults
+     * @param deliveryTimeoutMs the producers' {@code delivery.timeout.ms}, at least {@code requestTimeoutMs} +
+     *     {@code linger.ms}; shorter than a leader failover means info outcomes when a leader dies
+     * @param requestTimeoutMs the producers' {@code request.timeout.ms}
      */
-    public IdempotentProducerWorkload(String topic, int partitions, int producers, int deliveryTimeoutMs) {
-        if (deliveryTimeoutMs < ClientConfigs.REQUEST_TIMEOUT_MS + ClientConfigs.LINGER_MS) {
-            throw new IllegalArgumentException("deliveryTimeoutMs must be >= request.timeout.ms + linger.ms: deliveryTimeoutMs=" + deliveryTimeoutMs);
+    public IdempotentProducerWorkload(String topic, int partitions, int producers, int deliveryTimeoutMs, int requestTimeoutMs) {
+        if (requestTimeoutMs < 1 || deliveryTimeoutMs < requestTimeoutMs + ClientConfigs.LINGER_MS) {
+            throw new IllegalArgumentException("deliveryTimeoutMs must be >= requestTimeoutMs + linger.ms (" + ClientConfigs.LINGER_MS
+                    + "): deliveryTimeoutMs=" + deliveryTimeoutMs + " requestTimeoutMs=" + requestTimeoutMs);
         }
         this.deliveryTimeoutMs = deliveryTimeoutMs;
+        this.requestTimeoutMs = requestTimeoutMs;
         if (partitions < 1 || producers < 1) {
             throw new IllegalArgumentException("partitions and producers must be >= 1: partitions=" + partitions + " producers=" + producers);
         }
@@ -70,6 +74,7 @@ public final class IdempotentProducerWorkload implements Workload {
             String clientId = "chaos-idempotent-" + i;
             java.util.Properties properties = ClientConfigs.idempotentProducer(context.bootstrapServers(), clientId);
             properties.put(org.apache.kafka.clients.producer.ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Integer.toString(deliveryTimeoutMs));
+            properties.put(org.apache.kafka.clients.producer.ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Integer.toString(requestTimeoutMs));
             loops.add(new ProducerLoop(clientId, properties, topic,
                     partitions, MAX_IN_FLIGHT, context.recorder(), new Random(seeds.nextLong()), PAUSE_MS_MAX));
         }

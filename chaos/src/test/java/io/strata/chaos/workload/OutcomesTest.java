@@ -84,8 +84,10 @@ class OutcomesTest {
     @Test
     void registryKnowsEveryNameAndRefusesOthers() {
         assertThat(Workloads.names()).containsExactly("idempotent", "txn", "group-classic", "group-consumer", "kcat");
+        java.util.Set<String> topics = new java.util.HashSet<>();
         for (String name : Workloads.names()) {
             Workload workload = Workloads.create(name, 7);
+            workload.topics().forEach(topic -> assertThat(topics.add(topic.name())).as("topic %s used by two workloads", topic.name()).isTrue());
             assertThat(workload.topics()).isNotEmpty().allSatisfy(topic -> {
                 assertThat(topic.replicationFactor()).isEqualTo((short) 3);
                 assertThat(topic.configs()).containsEntry("min.insync.replicas", "2");

@@ -100,8 +100,8 @@ class WorkloadsClusterTest {
     @Test
     void idempotentProducersSurviveTheLeaderKilledAndRestarted(@TempDir Path dir) throws Exception {
         String topic = "wl-idempotent-kill";
-        // A short delivery timeout: sends parked on the dead leader expire (info) before a new leader is elected.
-        Result result = run(new IdempotentProducerWorkload(topic, 3, 3, 5_000), 12, dir,
+        // Short timeouts: sends parked on the dead leader expire (info) before a new leader is elected.
+        Result result = run(new IdempotentProducerWorkload(topic, 3, 3, 1_500, 1_000), 12, dir,
             new KillLeaderMidRun(topic));
         assertThat(result.counts.get(Op.Function.SEND, Op.Type.OK)).isGreaterThanOrEqualTo(1_000);
         assertThat(result.counts.get(Op.Function.SEND, Op.Type.INFO) + result.counts.get(Op.Function.SEND, Op.Type.FAIL))
