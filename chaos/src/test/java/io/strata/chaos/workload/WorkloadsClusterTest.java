@@ -102,7 +102,7 @@ class WorkloadsClusterTest {
         String topic = "wl-idempotent-kill";
         // Short timeouts: sends parked on the dead leader expire (info) before a new leader is elected.
         Result result = run(new IdempotentProducerWorkload(topic, 3, 3, 1_500, 1_000), 12, dir,
-            new KillLeaderMidRun(topic));
+            new KillLeaderMidRun(topic, Op.Function.SEND, 200, 300));
         assertThat(result.counts.get(Op.Function.SEND, Op.Type.OK)).isGreaterThanOrEqualTo(1_000);
         assertThat(result.counts.get(Op.Function.SEND, Op.Type.INFO) + result.counts.get(Op.Function.SEND, Op.Type.FAIL))
             .as("sends with an unknown or failed outcome around the kill").isPositive();
@@ -115,6 +115,15 @@ class WorkloadsClusterTest {
             counts -> counts.get(Op.Function.TXN, Op.Type.OK) >= 40 && counts.get(Op.Function.TXN, Op.Type.FAIL) >= 5, null);
         assertThat(result.counts.get(Op.Function.TXN, Op.Type.OK)).isGreaterThanOrEqualTo(40);
         assertThat(result.counts.get(Op.Function.TXN, Op.Type.FAIL)).as("deliberately aborted txns").isGreaterThanOrEqualTo(5);
+        assertThat(result.anomalies).isEmpty();
+    }
+
+    @Test
+    void transactionsSurviveTheOutputLeaderKilledAndRestarted(@TempDir Path dir) throws Exception {
+        String output = "wl-txn-kill-out";
+        Result result = run(new TransactionalWorkload("wl-txn-kill-in", output, 3, 2), 17, dir,
+            counts -> counts.get(Op.Function.TXN, Op.Type.OK) >= 30, new KillLeaderMidRun(output, Op.Function.TXN, 10, 10));
+        assertThat(result.counts.get(Op.Function.TXN, Op.Type.OK)).isGreaterThanOrEqualTo(30);
         assertThat(result.anomalies).isEmpty();
     }
 
@@ -220,21 +229,30 @@ class WorkloadsClusterTest {
         void inject(Path history) throws Exception;
     }
 
-    /** Waits for some ok sends, kills partition 0's leader, waits for more ok sends, restarts it, waits until it is ready. */
+    /**
+     * Waits for {@code before} ok ops of {@code function}, kills partition 0's leader, waits for {@code after} more,
+     * restarts the node and waits until it is ready and back in every ISR of the topic.
+     */
     private final class KillLeaderMidRun implements Fault {
         private final String topic;
+        private final Op.Function function;
+        private final long before;
+        private final long after;
 
-        KillLeaderMidRun(String topic) {
+        KillLeaderMidRun(String topic, Op.Function function, long before, long after) {
             this.topic = topic;
+            this.function = function;
+            this.before = before;
+            this.after = after;
         }
 
         @Override
         public void inject(Path history) throws Exception {
-            awaitCounts(history, counts -> counts.get(Op.Function.SEND, Op.Type.OK) >= 200, WORK_TIMEOUT, "before the kill");
+            awaitCounts(history, counts -> counts.get(function, Op.Type.OK) >= before, WORK_TIMEOUT, "before the kill");
             int leader = awaitPartitions(topic, info -> info.leader() != null, Duration.ofSeconds(10), "a leader").get(0).leader().id();
             cluster.kill9(leader);
-            long okAtKill = Counts.of(history).get(Op.Function.SEND, Op.Type.OK);
-            awaitCounts(history, counts -> counts.get(Op.Function.SEND, Op.Type.OK) >= okAtKill + 300, WORK_TIMEOUT,
+            long okAtKill = Counts.of(history).get(function, Op.Type.OK);
+            awaitCounts(history, counts -> counts.get(function, Op.Type.OK) >= okAtKill + after, WORK_TIMEOUT,
                 "after killing node " + leader);
             cluster.startNode(leader);
             cluster.awaitReady(leader, READY_TIMEOUT);
