@@ -128,7 +128,13 @@ public final class Campaign implements Callable<Integer> {
             spec.commandLine().getErr().println(e.getMessage());
             return EXIT_USAGE;
         }
-        CampaignResult result = new CampaignRunner(config, factory).run();
+        CampaignResult result;
+        try {
+            result = new CampaignRunner(config, factory).run();
+        } catch (IllegalArgumentException e) {
+            spec.commandLine().getErr().println(e.getMessage()); // refused before anything started
+            return EXIT_USAGE;
+        }
         PrintWriter out = spec.commandLine().getOut();
         result.anomalies().forEach(out::println);
         result.harnessErrors().forEach(error -> out.println("HARNESS " + error));

@@ -72,16 +72,22 @@ public final class CampaignRunner {
         this.workloads = workloads;
     }
 
+    /**
+     * Runs the campaign.
+     *
+     * @throws IllegalArgumentException before anything starts, for an unknown workload, two workloads sharing a
+     *         topic or a run directory that is not empty
+     */
     public CampaignResult run() throws IOException, InterruptedException {
         Path runDir = config.runDir().toAbsolutePath();
+        List<Workload> created = createWorkloads();
+        List<TopicPartition> partitions = partitions(created);
         prepare(runDir);
         long startNanos = System.nanoTime();
         Map<String, Long> durations = new LinkedHashMap<>();
         List<String> harnessErrors = new ArrayList<>();
         List<Workload> started = new ArrayList<>();
         List<Drainer.Result> drains = new ArrayList<>();
-        List<Workload> created = createWorkloads();
-        List<TopicPartition> partitions = partitions(created);
         boolean recovered = false;
         NemesisLog nemesisLog = NemesisLog.create(runDir.resolve("nemesis.log"));
         try (HistoryWriter history = HistoryWriter.create(runDir.resolve("history.jsonl"));

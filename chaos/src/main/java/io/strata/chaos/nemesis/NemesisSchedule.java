@@ -65,6 +65,8 @@ public final class NemesisSchedule {
     private final ScheduleClock clock;
     private final Random random;
     private final List<Nemesis> active = new ArrayList<>();
+    /** Nodes found not running while no fault held them. */
+    private final Set<Integer> unexpectedlyDown = new HashSet<>();
     private long startNanos;
 
     public NemesisSchedule(List<Nemesis> nemeses, Config config, long seed, ClusterControl cluster, NemesisLog log, ScheduleClock clock) {
@@ -112,6 +114,7 @@ public final class NemesisSchedule {
             ok &= heal(nemesis);
         }
         active.clear();
+        unexpectedlyDown.clear();
         ok &= restore("network", () -> cluster.healNetwork());
         for (int node = 1; node <= cluster.nodes(); node++) {
             int n = node;
@@ -136,6 +139,7 @@ public final class NemesisSchedule {
     }
 
     private void startFaults() {
+        noticeUnexpectedlyDown();
         int wanted = 1 + random.nextInt(config.maxConcurrent());
         List<Nemesis> order = new ArrayList<>(nemeses);
         Collections.shuffle(order, random);
@@ -173,7 +177,28 @@ public final class NemesisSchedule {
         for (Nemesis nemesis : active) {
             impaired.addAll(nemesis.impaired());
         }
+        impaired.addAll(unexpectedlyDown);
         return new FaultBudget(cluster.nodes(), impaired, config.maxImpaired());
+    }
+
+    /**
+     * Before a fault period: a node not running while no fault holds it exited by itself (a crash of the server,
+     * worth an ERROR line); it counts against the budget until it runs again (at the latest after {@link #healAll}).
+     */
+    private void noticeUnexpectedlyDown() {
+        Set<Integer> held = new HashSet<>();
+        for (Nemesis nemesis : active) {
+            held.addAll(nemesis.impaired());
+        }
+        for (int node = 1; node <= cluster.nodes(); node++) {
+            boolean down = !held.contains(node) && cluster.state(node) != ClusterControl.NodeState.RUNNING;
+            if (down && unexpectedlyDown.add(node)) {
+                log.add(event("cluster", NemesisEvent.Type.ERROR, "node " + node + " is " + cluster.state(node)
+                    + " though no fault holds it (exited by itself?)"));
+            } else if (!down) {
+                unexpectedlyDown.remove(node);
+            }
+        }
     }
 
     private boolean groupBusy(Nemesis candidate) {

@@ -53,6 +53,17 @@ class CampaignCommandTest {
         assertUsage("MIN-MAX", "--fault-seconds", "5", "--workloads", "w", "--out", dir.toString(), "--jar", "x.jar");
     }
 
+    @Test
+    void anUnknownWorkloadIsRefusedBeforeTheRunDirectoryIsMade() {
+        Path runDir = dir.resolve("run");
+        StringWriter err = new StringWriter();
+        int exit = Campaign.run(new String[] {"--workloads", "nope", "--out", runDir.toString(), "--jar", "x.jar"}, Campaign.REGISTRY,
+            new PrintWriter(new StringWriter()), new PrintWriter(err, true));
+        assertThat(exit).isEqualTo(Campaign.EXIT_USAGE);
+        assertThat(err.toString()).contains("cannot make workload nope");
+        assertThat(runDir).doesNotExist();
+    }
+
     private static void assertUsage(String message, String... args) {
         StringWriter err = new StringWriter();
         int exit = Campaign.run(args, NONE, new PrintWriter(new StringWriter()), new PrintWriter(err, true));

@@ -97,6 +97,22 @@ class NemesisScheduleTest {
     }
 
     @Test
+    void aNodeThatExitedByItselfIsReportedAndCountsAgainstTheBudget() throws Exception {
+        FakeCluster cluster = new FakeCluster(3, 1);
+        cluster.kill9(3); // as if it crashed: no nemesis holds it
+        NemesisLog log = NemesisLog.inMemory();
+        NemesisSchedule schedule = new NemesisSchedule(Nemeses.create(List.of("kill", "pause"), cluster, PARTITIONS),
+            new NemesisSchedule.Config(1_000, 1_000, 1_000, 1_000, 2, 1), 5, cluster, log, new FakeClock());
+        schedule.run(Duration.ofSeconds(10));
+        assertThat(log.events()).filteredOn(event -> event.type() == NemesisEvent.Type.ERROR).hasSize(1)
+            .first().extracting(NemesisEvent::description).asString().contains("node 3 is STOPPED though no fault holds it");
+        assertThat(log.count(NemesisEvent.Type.START)).isZero();
+        assertThat(cluster.violations).isEmpty();
+        assertThat(schedule.healAll()).isTrue();
+        assertThat(cluster.clean()).isTrue();
+    }
+
+    @Test
     void healAllRestoresNodesLeftDownByAnyone() throws Exception {
         FakeCluster cluster = new FakeCluster(5, 2);
         cluster.kill9(2);
