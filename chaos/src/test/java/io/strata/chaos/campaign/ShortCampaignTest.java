@@ -1,6 +1,7 @@
 package io.strata.chaos.campaign;
 
 import io.strata.chaos.cluster.ChaosCluster;
+import io.strata.chaos.nemesis.FaultBudget;
 import io.strata.chaos.nemesis.NemesisSchedule;
 import io.strata.chaos.net.RootNetwork;
 import org.junit.jupiter.api.Assumptions;
@@ -16,7 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The short campaign: 3 real nodes, {@link SyncProducerTestWorkload}, the kill, pause and partition nemeses for
- * {@code -Dchaos.campaign.seconds} (default 60) seconds with seed {@code -Dchaos.campaign.seed} (default 1);
+ * {@code -Dchaos.campaign.seconds} (default 60) seconds with seed {@code -Dchaos.campaign.seed} (default 1)
+ * ({@code -Dchaos.campaign.nodes=5} and {@code -Dchaos.campaign.nemeses=kill,loss,...} for other mixes);
  * no anomaly, and the faults really happened (nemesis starts, ok operations, and unknown or failed ones). Run
  * number {@value #RUN}; files under {@code chaos/target/chaos-runs/short-campaign-SEED/}. Root only.
  */
@@ -35,12 +37,14 @@ class ShortCampaignTest {
         }
         int seconds = Integer.getInteger("chaos.campaign.seconds", 60);
         long seed = Long.getLong("chaos.campaign.seed", 1);
+        int nodes = Integer.getInteger("chaos.campaign.nodes", 3);
+        List<String> nemeses = List.of(System.getProperty("chaos.campaign.nemeses", "kill,pause,partition").split(","));
         // Under target/, not a temporary directory: the node logs and the history outlive a failed run.
         Path runDir = Path.of("target", "chaos-runs", "short-campaign-" + seed);
         deleteRecursively(runDir);
         // Shorter periods than the defaults, so that a minute holds several faults.
-        CampaignConfig config = CampaignConfig.of(RUN, 3, Duration.ofSeconds(seconds), seed, List.of("kill", "pause", "partition"),
-            List.of("sync-producer"), runDir, jar).withSchedule(new NemesisSchedule.Config(4_000, 10_000, 3_000, 6_000, 2, 1));
+        CampaignConfig config = CampaignConfig.of(RUN, nodes, Duration.ofSeconds(seconds), seed, nemeses, List.of("sync-producer"), runDir, jar)
+            .withSchedule(new NemesisSchedule.Config(4_000, 10_000, 3_000, 6_000, 2, FaultBudget.quorumTolerance(nodes)));
         List<SyncProducerTestWorkload> made = new ArrayList<>();
         CampaignResult result = new CampaignRunner(config, (name, workloadSeed) -> {
             assertThat(name).isEqualTo("sync-producer");
