@@ -8,7 +8,7 @@
 # Environment (defaults): RUNS=10 SECONDS_PER_RUN=300 FIRST_SEED=1 RUN_BASE=240 (run numbers RUN_BASE..RUN_BASE+RUNS-1,
 # the third octet of the nodes' addresses), WORKLOADS=idempotent,txn,group-classic,group-consumer,kcat,
 # KEEP_DATA=0 (1 keeps the node data dirs of clean runs too; runs with anomalies always keep them),
-# LOCK=/tmp/strata-build.lock (each run holds it, as every cluster on a shared machine must).
+# LOCK=/tmp/strata-build.lock (each run holds it, as every cluster on a shared machine must), MAVEN_FLAGS= (e.g. -o).
 # Output: OUT_DIR/results.md (the table), OUT_DIR/run-N-seed-S/ (history.jsonl, nemesis.log, anomalies.txt,
 # summary.json, node-*/server.log). Exit 0 when every run found no anomaly, 1 otherwise.
 set -euo pipefail
@@ -21,6 +21,7 @@ RUN_BASE=${RUN_BASE:-240}
 WORKLOADS=${WORKLOADS:-idempotent,txn,group-classic,group-consumer,kcat}
 KEEP_DATA=${KEEP_DATA:-0}
 LOCK=${LOCK:-/tmp/strata-build.lock}
+MAVEN_FLAGS=${MAVEN_FLAGS:-}
 OUT=${1:-chaos/target/campaign-$(date -u +%Y%m%dT%H%M%SZ)}
 NEMESIS_SETS=(
   "kill,pause,partition"
@@ -34,18 +35,13 @@ if [[ $(id -u) != 0 ]]; then
   echo "campaign.sh needs root (network namespaces, nftables, tc)" >&2
   exit 2
 fi
-for tool in ip nft tc python3; do
+for tool in ip nft tc python3 java; do
   command -v "$tool" >/dev/null || { echo "campaign.sh needs $tool (apt-get install iproute2 nftables python3)" >&2; exit 2; }
 done
 
-echo "== build: strata.jar and the chaos module's classpath"
-if [[ ! -f tools/target/strata.jar ]]; then
-  flock "$LOCK" ./mvnw -B -ntp -o -q package -pl tools -am -DskipTests
-fi
-flock "$LOCK" ./mvnw -B -ntp -o -q compile -pl chaos -am \
-  org.apache.maven.plugins:maven-dependency-plugin:3.9.0:build-classpath \
-  -Dmdep.outputFile=target/runtime-classpath.txt -Dmdep.includeScope=runtime
-CP="chaos/target/classes:$(cat chaos/target/runtime-classpath.txt)"
+echo "== build: tools/target/strata.jar and chaos/target/chaos-campaign.jar (MAVEN_FLAGS='$MAVEN_FLAGS')"
+# shellcheck disable=SC2086
+flock "$LOCK" ./mvnw -B -ntp -q $MAVEN_FLAGS package -pl chaos -am -DskipTests -Pcampaign-jar
 
 mkdir -p "$OUT"
 RESULTS="$OUT/results.md"
@@ -65,7 +61,7 @@ for ((i = 0; i < RUNS; i++)); do
   dir="$OUT/run-$run-seed-$seed"
   echo "== run $run: seed $seed, $nodes nodes, nemeses $nemeses, $SECONDS_PER_RUN s -> $dir"
   status=0
-  flock "$LOCK" java -cp "$CP" io.strata.chaos.campaign.Campaign --run "$run" --nodes "$nodes" --seconds "$SECONDS_PER_RUN" \
+  flock "$LOCK" java -jar chaos/target/chaos-campaign.jar --run "$run" --nodes "$nodes" --seconds "$SECONDS_PER_RUN" \
     --seed "$seed" --nemeses "$nemeses" --workloads "$WORKLOADS" --out "$dir" --jar tools/target/strata.jar \
     > "$dir.out" 2>&1 || status=$?
   tail -1 "$dir.out"

@@ -21,10 +21,14 @@ import java.util.concurrent.Callable;
  * not recover, a drain was cut short, a step failed, an exception), 64 bad arguments.
  */
 @Command(name = "campaign", mixinStandardHelpOptions = true,
-    description = "Runs workloads against a chaos cluster under a seeded nemesis schedule, drains, checks the history.")
+    description = "Runs workloads against a chaos cluster under a seeded nemesis schedule, drains, checks the history.",
+    footer = {"", "Nemeses: " + Campaign.NEMESES_HELP, "Exit: 0 no anomaly, 1 anomalies, 2 run not fully checked, 64 bad arguments."})
 public final class Campaign implements Callable<Integer> {
     /** Exit status for bad arguments (sysexits' EX_USAGE: picocli's default 2 is taken by {@link CampaignResult#EXIT_HARNESS}). */
     static final int EXIT_USAGE = 64;
+    /** The {@code Nemeses.names()} for {@code --help} (an annotation needs a constant; a test keeps them equal). */
+    static final String NEMESES_HELP = "kill, kill-leader, kill-controller, pause, pause-leader, partition, partition-halves, "
+        + "partition-isolate, partition-bridge, partition-oneway, partition-leader, loss, bandwidth (docs/chaos-plan.md, \"Nemeses\")";
 
     /**
      * The workload registry of the command line. The workloads live in {@code io.strata.chaos.workload}; until

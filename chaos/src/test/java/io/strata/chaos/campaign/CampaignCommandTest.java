@@ -1,6 +1,7 @@
 package io.strata.chaos.campaign;
 
 import io.strata.chaos.nemesis.NemesisSchedule;
+import io.strata.chaos.nemesis.Nemeses;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -36,6 +37,14 @@ class CampaignCommandTest {
         assertThat(config.nemeses()).containsExactly("kill", "partition-bridge", "loss");
         assertThat(config.workloads()).containsExactly("idempotent", "txn");
         assertThat(config.schedule()).isEqualTo(new NemesisSchedule.Config(2_000, 4_000, 1_000, 3_000, 3, 2));
+    }
+
+    @Test
+    void helpListsEveryNemesisAndExitsZero() {
+        StringWriter out = new StringWriter();
+        assertThat(Campaign.run(new String[] {"--help"}, NONE, new PrintWriter(out, true), new PrintWriter(new StringWriter()))).isZero();
+        assertThat(Campaign.NEMESES_HELP.replaceAll(" \\(.*", "").split(", ")).containsExactlyElementsOf(Nemeses.names());
+        assertThat(out.toString().replaceAll("\\s+", " ")).contains(Campaign.NEMESES_HELP);
     }
 
     @Test
