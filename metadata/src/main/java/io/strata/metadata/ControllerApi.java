@@ -60,6 +60,19 @@ public interface ControllerApi {
     CompletableFuture<BrokerHeartbeatResponseData> brokerHeartbeat(BrokerHeartbeatRequestData request);
 
     /**
+     * AssignReplicasToDirs (key 73, v0; KIP-858) from a broker. Strata's controller does not keep
+     * replica directories yet ({@code PartitionRecord.Directories} is unused): it acts only on
+     * assignments to a directory the broker reported offline in its heartbeats, taking those
+     * replicas offline as Kafka's controller does (the broker leaves their ISRs, the partitions it
+     * led get another leader); assignments to other directories are answered NONE and not recorded.
+     */
+    default CompletableFuture<io.strata.protocol.message.AssignReplicasToDirsResponseData> assignReplicasToDirs(
+        io.strata.protocol.message.AssignReplicasToDirsRequestData request) {
+        // A default so test doubles keep compiling; both real implementations override it.
+        return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getName() + " does not serve AssignReplicasToDirs"));
+    }
+
+    /**
      * UnregisterBroker: removes a broker's registration (it leaves the ISRs and leaderships it
      * held, as when fenced); BROKER_ID_NOT_REGISTERED if no broker of that id is registered.
      */
