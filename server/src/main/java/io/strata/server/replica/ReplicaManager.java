@@ -1052,7 +1052,8 @@ public final class ReplicaManager implements MetadataPublisher {
             return ProducePartitionResult.error(e.error(), e.getMessage());
         } catch (IOException e) {
             metrics.recordProduce(topicPartition.topic(), 0, 0, true);
-            LOG.error("Append to {} failed", topicPartition, e);
+            // The log-dir failure channel logged the first failure of the directory at ERROR with its cause.
+            LOG.debug("Append to {} failed", topicPartition, e);
             return ProducePartitionResult.error(ErrorCode.KAFKA_STORAGE_ERROR, "Disk error when trying to access log file on the disk.");
         }
     }
