@@ -690,6 +690,7 @@ public final class LogManager implements Closeable {
             try {
                 new OffsetCheckpointFile(dir.resolve(name)).write(offsets.get(dir));
             } catch (IOException e) {
+                backgroundErrors.record(name.equals(REPLICATION_OFFSET_CHECKPOINT) ? HIGH_WATERMARK_CHECKPOINT_TASK : CHECKPOINT_TASK);
                 logDirFailures.maybeAddOfflineLogDir(dir, "writing " + name + " failed", e);
             }
         }
