@@ -74,7 +74,7 @@ class LogDirFailureServerTest {
     void fullDirectoryOfJbodBrokerGoesOfflineAndTheOtherKeepsWorking() throws Exception {
         Path healthy = root.resolve("healthy");
         Path full = tmpfs("full");
-        broker = start(Map.of("log.dirs", healthy + "," + full));
+        broker = start(Map.of("log.dirs", healthy + "," + full, "metrics.enabled", "true", "metrics.listener", "http://127.0.0.1:0"));
         broker.createTopic("orders", 2, TOPIC_CONFIGS);
         ReplicaManager replicas = broker.server().replicaManager();
         int onFull = partitionIn(replicas, full);
@@ -104,7 +104,19 @@ class LogDirFailureServerTest {
             return registration.leader() != 1;
         }, "the controller takes the offline replica's leadership away");
         assertThat(halts).as("the metadata directory and another log directory are healthy: no halt").isEmpty();
+        String metrics = scrapeMetrics();
+        assertThat(metrics).contains("kafka_log_logmanager_offlinelogdirectorycount 1")
+            .contains("kafka_server_replicamanager_offlinereplicacount 1")
+            .contains("kafka_log_logmanager_logdirectoryoffline{log_directory=\"" + full.toAbsolutePath().normalize() + "\"} 1")
+            .contains("kafka_log_logmanager_logdirectoryoffline{log_directory=\"" + healthy.toAbsolutePath().normalize() + "\"} 0");
         assertThat(replicas.logManager().logDirFailureChannel().offlineLogDirs()).containsExactly(full.toAbsolutePath().normalize());
+    }
+
+    private String scrapeMetrics() throws Exception {
+        java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient();
+        java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(
+            java.net.URI.create("http://127.0.0.1:" + broker.server().metricsPort() + "/metrics")).build();
+        return client.send(request, java.net.http.HttpResponse.BodyHandlers.ofString()).body();
     }
 
     private TestBroker start(Map<String, String> overrides) throws Exception {
