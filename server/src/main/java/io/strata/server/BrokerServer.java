@@ -172,6 +172,7 @@ final class BrokerServer {
         lifecycle = new BrokerLifecycleManager(nodeId, shared.clusterId(), controllerApi, () -> metadata.nextOffset() - 1,
             config.getInt(ServerConfig.BROKER_HEARTBEAT_INTERVAL_MS), time);
         lifecycle.setLogDirs(new java.util.ArrayList<>(directoryIds(logManager).values()));
+        lifecycle.setLogDirFailureTimeout(config.getLong(ServerConfig.LOG_DIR_FAILURE_TIMEOUT_MS), halter);
         if (controllerApi instanceof io.strata.server.cluster.RemoteController remote) {
             // A new controller, or a lost connection to it, gets a heartbeat at once (strata.broker.disconnect.fence.ms).
             BrokerLifecycleManager heartbeating = lifecycle;

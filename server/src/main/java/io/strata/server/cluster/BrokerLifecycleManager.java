@@ -75,6 +75,9 @@ public final class BrokerLifecycleManager implements AutoCloseable {
      */
     private final java.util.Map<UUID, java.util.Map<UUID, java.util.Set<Integer>>> pendingOfflineReplicas = new java.util.LinkedHashMap<>();
     private boolean assignmentInFlight;
+    /** {@code log.dir.failure.timeout.ms} and how to halt when it passes (KIP-858). */
+    private volatile long logDirFailureTimeoutMs = 30_000L;
+    private volatile io.strata.server.replica.Halter halter = io.strata.server.replica.Halter.RUNTIME;
     /** A heartbeat was sent and its answer has not been handled. */
     private boolean heartbeatInFlight;
     /** The next scheduled heartbeat, or null. */
@@ -121,6 +124,19 @@ public final class BrokerLifecycleManager implements AutoCloseable {
     }
 
     /**
+     * {@code log.dir.failure.timeout.ms}: a failed directory whose replicas the controller has not
+     * taken offline within this long halts the broker through {@code halter} (Kafka's
+     * BrokerLifecycleManager does the same). Before {@link #start}.
+     */
+    public void setLogDirFailureTimeout(long timeoutMs, io.strata.server.replica.Halter halter) {
+        if (timeoutMs < 1) {
+            throw new IllegalArgumentException("log.dir.failure.timeout.ms must be at least 1: timeoutMs=" + timeoutMs);
+        }
+        this.logDirFailureTimeoutMs = timeoutMs;
+        this.halter = java.util.Objects.requireNonNull(halter);
+    }
+
+    /**
      * A log directory failed (KIP-858): every heartbeat reports it in {@code OfflineLogDirs} from
      * now on, and the replicas it held ({@code partitions}: topic id → partition indexes) are sent to
      * the controller in AssignReplicasToDirs naming the failed directory, which takes them offline:
@@ -132,6 +148,7 @@ public final class BrokerLifecycleManager implements AutoCloseable {
             java.util.Map<UUID, java.util.Set<Integer>> pending = pendingOfflineReplicas.computeIfAbsent(directoryId,
                 id -> new java.util.LinkedHashMap<>());
             partitions.forEach((topicId, indexes) -> pending.computeIfAbsent(topicId, id -> new java.util.TreeSet<>()).addAll(indexes));
+            schedule(() -> haltIfStillPending(directoryId), logDirFailureTimeoutMs);
         });
         heartbeatNow();
     }
@@ -139,6 +156,16 @@ public final class BrokerLifecycleManager implements AutoCloseable {
     /** The directories reported offline. */
     public java.util.Set<UUID> offlineLogDirs() {
         return java.util.Set.copyOf(offlineLogDirs);
+    }
+
+    private void haltIfStillPending(UUID directoryId) {
+        if (state == State.STOPPED || !pendingOfflineReplicas.containsKey(directoryId)) {
+            return;
+        }
+        String reason = "the controller did not take the replicas of failed log directory " + directoryId + " offline within "
+            + "log.dir.failure.timeout.ms=" + logDirFailureTimeoutMs + "; halting broker " + nodeId;
+        LOG.error("Fatal log directory failure: {}", reason);
+        halter.halt(io.strata.server.replica.Halter.LOG_DIR_FAILURE_STATUS, reason);
     }
 
     /** Sends the pending offline replicas once a heartbeat carried their directories; lifecycle thread. */
