@@ -2,6 +2,8 @@ package io.strata.metadata;
 
 import io.strata.protocol.message.AlterPartitionRequestData;
 import io.strata.protocol.message.AlterPartitionResponseData;
+import io.strata.protocol.message.AssignReplicasToDirsRequestData;
+import io.strata.protocol.message.AssignReplicasToDirsResponseData;
 import io.strata.protocol.message.BrokerHeartbeatRequestData;
 import io.strata.protocol.message.BrokerHeartbeatResponseData;
 import io.strata.protocol.message.BrokerRegistrationRequestData;
@@ -66,8 +68,7 @@ public interface ControllerApi {
      * replicas offline as Kafka's controller does (the broker leaves their ISRs, the partitions it
      * led get another leader); assignments to other directories are answered NONE and not recorded.
      */
-    default CompletableFuture<io.strata.protocol.message.AssignReplicasToDirsResponseData> assignReplicasToDirs(
-        io.strata.protocol.message.AssignReplicasToDirsRequestData request) {
+    default CompletableFuture<AssignReplicasToDirsResponseData> assignReplicasToDirs(AssignReplicasToDirsRequestData request) {
         // A default so test doubles keep compiling; both real implementations override it.
         return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getName() + " does not serve AssignReplicasToDirs"));
     }

@@ -20,6 +20,8 @@ import io.strata.protocol.ErrorCode;
 import io.strata.protocol.Uuids;
 import io.strata.protocol.message.AlterPartitionRequestData;
 import io.strata.protocol.message.AlterPartitionResponseData;
+import io.strata.protocol.message.AssignReplicasToDirsRequestData;
+import io.strata.protocol.message.AssignReplicasToDirsResponseData;
 import io.strata.protocol.message.BrokerHeartbeatRequestData;
 import io.strata.protocol.message.BrokerHeartbeatResponseData;
 import io.strata.protocol.message.BrokerRegistrationRequestData;
@@ -555,10 +557,9 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
      * broker; UNKNOWN_TOPIC_ID / UNKNOWN_TOPIC_OR_PARTITION per partition.
      */
     @Override
-    public CompletableFuture<io.strata.protocol.message.AssignReplicasToDirsResponseData> assignReplicasToDirs(
-        io.strata.protocol.message.AssignReplicasToDirsRequestData request) {
+    public CompletableFuture<AssignReplicasToDirsResponseData> assignReplicasToDirs(AssignReplicasToDirsRequestData request) {
         return submit("directory assignments of broker " + request.brokerId(), () -> {
-            var response = new io.strata.protocol.message.AssignReplicasToDirsResponseData();
+            var response = new AssignReplicasToDirsResponseData();
             BrokerRegistration broker = image().brokers().get(request.brokerId());
             if (broker == null) {
                 return Outcome.of(List.<ApiMessage>of(), response.setErrorCode(ErrorCode.BROKER_ID_NOT_REGISTERED.code()));
@@ -569,9 +570,9 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             Set<UUID> offline = offlineLogDirs.getOrDefault(request.brokerId(), Set.of());
             Map<UUID, Set<Integer>> toOffline = new java.util.LinkedHashMap<>();
             for (var directory : request.directories()) {
-                var directoryResult = new io.strata.protocol.message.AssignReplicasToDirsResponseData.DirectoryData().setId(directory.id());
+                var directoryResult = new AssignReplicasToDirsResponseData.DirectoryData().setId(directory.id());
                 for (var topic : directory.topics()) {
-                    var topicResult = new io.strata.protocol.message.AssignReplicasToDirsResponseData.TopicData().setTopicId(topic.topicId());
+                    var topicResult = new AssignReplicasToDirsResponseData.TopicData().setTopicId(topic.topicId());
                     TopicImage topicImage = image().topic(topic.topicId());
                     for (var partition : topic.partitions()) {
                         ErrorCode error = topicImage == null ? ErrorCode.UNKNOWN_TOPIC_ID
@@ -581,7 +582,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
                         if (error == ErrorCode.NONE && offline.contains(directory.id())) {
                             toOffline.computeIfAbsent(topic.topicId(), id -> new java.util.TreeSet<>()).add(partition.partitionIndex());
                         }
-                        topicResult.partitions().add(new io.strata.protocol.message.AssignReplicasToDirsResponseData.PartitionData()
+                        topicResult.partitions().add(new AssignReplicasToDirsResponseData.PartitionData()
                             .setPartitionIndex(partition.partitionIndex()).setErrorCode(error.code()));
                     }
                     directoryResult.topics().add(topicResult);

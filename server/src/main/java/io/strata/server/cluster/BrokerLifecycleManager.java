@@ -10,13 +10,21 @@ import io.strata.protocol.message.BrokerHeartbeatRequestData;
 import io.strata.protocol.message.BrokerHeartbeatResponseData;
 import io.strata.protocol.message.BrokerRegistrationRequestData;
 import io.strata.protocol.message.BrokerRegistrationResponseData;
+import io.strata.server.replica.Halter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -66,18 +74,18 @@ public final class BrokerLifecycleManager implements AutoCloseable {
     /** The directory ids of {@code log.dirs}, sent as {@code LogDirs} in every BrokerRegistration (KIP-858). */
     private volatile List<UUID> logDirs = List.of();
     /** Directories that failed (KIP-858): sent as {@code OfflineLogDirs} in every heartbeat from then on. */
-    private final java.util.Set<UUID> offlineLogDirs = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<UUID> offlineLogDirs = ConcurrentHashMap.newKeySet();
     // Lifecycle thread only:
     /**
      * Replicas of failed directories the controller has not yet taken offline: sent in
      * AssignReplicasToDirs (assigned to the failed directory) after a heartbeat that reported the
      * directory, resent until the controller accepts them.
      */
-    private final java.util.Map<UUID, java.util.Map<UUID, java.util.Set<Integer>>> pendingOfflineReplicas = new java.util.LinkedHashMap<>();
+    private final Map<UUID, Map<UUID, Set<Integer>>> pendingOfflineReplicas = new LinkedHashMap<>();
     private boolean assignmentInFlight;
     /** {@code log.dir.failure.timeout.ms} and how to halt when it passes (KIP-858). */
     private volatile long logDirFailureTimeoutMs = 30_000L;
-    private volatile io.strata.server.replica.Halter halter = io.strata.server.replica.Halter.RUNTIME;
+    private volatile Halter halter = Halter.RUNTIME;
     /** A heartbeat was sent and its answer has not been handled. */
     private boolean heartbeatInFlight;
     /** The next scheduled heartbeat, or null. */
@@ -128,12 +136,12 @@ public final class BrokerLifecycleManager implements AutoCloseable {
      * taken offline within this long halts the broker through {@code halter} (Kafka's
      * BrokerLifecycleManager does the same). Before {@link #start}.
      */
-    public void setLogDirFailureTimeout(long timeoutMs, io.strata.server.replica.Halter halter) {
+    public void setLogDirFailureTimeout(long timeoutMs, Halter halter) {
         if (timeoutMs < 1) {
             throw new IllegalArgumentException("log.dir.failure.timeout.ms must be at least 1: timeoutMs=" + timeoutMs);
         }
         this.logDirFailureTimeoutMs = timeoutMs;
-        this.halter = java.util.Objects.requireNonNull(halter);
+        this.halter = Objects.requireNonNull(halter);
     }
 
     /**
@@ -142,20 +150,20 @@ public final class BrokerLifecycleManager implements AutoCloseable {
      * the controller in AssignReplicasToDirs naming the failed directory, which takes them offline:
      * leaders move to other ISR members and this broker leaves their ISRs. Any thread; returns at once.
      */
-    public void onLogDirFailure(UUID directoryId, java.util.Map<UUID, java.util.Set<Integer>> partitions) {
+    public void onLogDirFailure(UUID directoryId, Map<UUID, Set<Integer>> partitions) {
         offlineLogDirs.add(directoryId);
         thread.execute(() -> {
-            java.util.Map<UUID, java.util.Set<Integer>> pending = pendingOfflineReplicas.computeIfAbsent(directoryId,
-                id -> new java.util.LinkedHashMap<>());
-            partitions.forEach((topicId, indexes) -> pending.computeIfAbsent(topicId, id -> new java.util.TreeSet<>()).addAll(indexes));
+            Map<UUID, Set<Integer>> pending = pendingOfflineReplicas.computeIfAbsent(directoryId,
+                id -> new LinkedHashMap<>());
+            partitions.forEach((topicId, indexes) -> pending.computeIfAbsent(topicId, id -> new TreeSet<>()).addAll(indexes));
             schedule(() -> haltIfStillPending(directoryId), logDirFailureTimeoutMs);
         });
         heartbeatNow();
     }
 
     /** The directories reported offline. */
-    public java.util.Set<UUID> offlineLogDirs() {
-        return java.util.Set.copyOf(offlineLogDirs);
+    public Set<UUID> offlineLogDirs() {
+        return Set.copyOf(offlineLogDirs);
     }
 
     private void haltIfStillPending(UUID directoryId) {
@@ -165,7 +173,7 @@ public final class BrokerLifecycleManager implements AutoCloseable {
         String reason = "the controller did not take the replicas of failed log directory " + directoryId + " offline within "
             + "log.dir.failure.timeout.ms=" + logDirFailureTimeoutMs + "; halting broker " + nodeId;
         LOG.error("Fatal log directory failure: {}", reason);
-        halter.halt(io.strata.server.replica.Halter.LOG_DIR_FAILURE_STATUS, reason);
+        halter.halt(Halter.LOG_DIR_FAILURE_STATUS, reason);
     }
 
     /** Sends the pending offline replicas once a heartbeat carried their directories; lifecycle thread. */
@@ -196,12 +204,12 @@ public final class BrokerLifecycleManager implements AutoCloseable {
             return;
         }
         for (AssignReplicasToDirsResponseData.DirectoryData directory : response.directories()) {
-            java.util.Map<UUID, java.util.Set<Integer>> pending = pendingOfflineReplicas.get(directory.id());
+            Map<UUID, Set<Integer>> pending = pendingOfflineReplicas.get(directory.id());
             if (pending == null) {
                 continue;
             }
             for (AssignReplicasToDirsResponseData.TopicData topic : directory.topics()) {
-                java.util.Set<Integer> indexes = pending.get(topic.topicId());
+                Set<Integer> indexes = pending.get(topic.topicId());
                 for (AssignReplicasToDirsResponseData.PartitionData partition : topic.partitions()) {
                     if (indexes != null && partition.errorCode() == ErrorCode.NONE.code()) {
                         indexes.remove(partition.partitionIndex());
@@ -237,7 +245,7 @@ public final class BrokerLifecycleManager implements AutoCloseable {
         }
         state = State.REGISTERING;
         BrokerRegistrationRequestData request = new BrokerRegistrationRequestData().setBrokerId(nodeId).setClusterId(clusterId)
-            .setIncarnationId(incarnationId).setRack(rack).setPreviousBrokerEpoch(previousBrokerEpoch).setLogDirs(new java.util.ArrayList<>(logDirs));
+            .setIncarnationId(incarnationId).setRack(rack).setPreviousBrokerEpoch(previousBrokerEpoch).setLogDirs(new ArrayList<>(logDirs));
         for (BrokerRegistration.Endpoint endpoint : endpoints) {
             request.listeners().add(new BrokerRegistrationRequestData.Listener().setName(endpoint.listenerName()).setHost(endpoint.host())
                 .setPort(endpoint.port()).setSecurityProtocol(endpoint.securityProtocol()));
@@ -271,7 +279,7 @@ public final class BrokerLifecycleManager implements AutoCloseable {
         }
         BrokerHeartbeatRequestData request = new BrokerHeartbeatRequestData().setBrokerId(nodeId).setBrokerEpoch(brokerEpoch)
             .setCurrentMetadataOffset(appliedOffset.getAsLong()).setWantFence(false).setWantShutDown(current == State.SHUTTING_DOWN)
-            .setOfflineLogDirs(new java.util.ArrayList<>(offlineLogDirs));
+            .setOfflineLogDirs(new ArrayList<>(offlineLogDirs));
         heartbeatInFlight = true;
         controller.brokerHeartbeat(request).whenComplete((response, failure) -> thread.execute(() -> onHeartbeat(request, response, failure)));
     }

@@ -23,6 +23,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -70,7 +71,7 @@ public final class ReplicaManager implements MetadataPublisher {
      */
     private final Set<TopicPartition> offlinePartitions = ConcurrentHashMap.newKeySet();
     /** {@code metadata.log.dir}: its failure halts the broker; null when this node keeps no metadata log here (tests). */
-    private volatile java.nio.file.Path metadataLogDir;
+    private volatile Path metadataLogDir;
     private volatile Halter halter = Halter.RUNTIME;
     /** Told of each directory taken offline and its replicas (for the heartbeat's OfflineLogDirs and AssignReplicasToDirs). */
     private volatile LogDirOfflineListener onLogDirOffline = (dir, offline) -> { };
@@ -79,7 +80,7 @@ public final class ReplicaManager implements MetadataPublisher {
     @FunctionalInterface
     public interface LogDirOfflineListener {
         /** @param partitions the offline replicas: topic id → partition indexes */
-        void onLogDirOffline(java.nio.file.Path dir, Map<UUID, Set<Integer>> partitions);
+        void onLogDirOffline(Path dir, Map<UUID, Set<Integer>> partitions);
     }
     /**
      * Creates the logs of a metadata image's new partitions in parallel ({@link #createPartitions});
@@ -141,7 +142,7 @@ public final class ReplicaManager implements MetadataPublisher {
      * halter}; {@code onLogDirOffline} is told of every other directory taken offline (the
      * lifecycle manager's heartbeat reports it).
      */
-    public void setLogDirFailureHandling(java.nio.file.Path metadataLogDir, Halter halter, LogDirOfflineListener onLogDirOffline) {
+    public void setLogDirFailureHandling(Path metadataLogDir, Halter halter, LogDirOfflineListener onLogDirOffline) {
         this.metadataLogDir = metadataLogDir == null ? null : metadataLogDir.toAbsolutePath().normalize();
         this.halter = Objects.requireNonNull(halter);
         this.onLogDirOffline = Objects.requireNonNull(onLogDirOffline);
@@ -156,10 +157,10 @@ public final class ReplicaManager implements MetadataPublisher {
      * them answers KAFKA_STORAGE_ERROR, parked produces and fetches at once), their logs are closed
      * without further writes, and the controller is told through the heartbeat.
      */
-    public void handleLogDirFailure(java.nio.file.Path dir) {
-        java.nio.file.Path failed = dir.toAbsolutePath().normalize();
-        List<java.nio.file.Path> online = logManager.onlineLogDirs();
-        java.nio.file.Path metadata = metadataLogDir;
+    public void handleLogDirFailure(Path dir) {
+        Path failed = dir.toAbsolutePath().normalize();
+        List<Path> online = logManager.onlineLogDirs();
+        Path metadata = metadataLogDir;
         if (failed.equals(metadata) || online.isEmpty()) {
             String reason = (failed.equals(metadata) ? "the metadata log directory " + failed + " failed"
                 : "every log directory failed: " + logManager.logDirFailureChannel().offlineLogDirs()) + "; halting broker " + nodeId;
