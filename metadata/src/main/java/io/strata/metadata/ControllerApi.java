@@ -2,6 +2,8 @@ package io.strata.metadata;
 
 import io.strata.protocol.message.AlterPartitionRequestData;
 import io.strata.protocol.message.AlterPartitionResponseData;
+import io.strata.protocol.message.AssignReplicasToDirsRequestData;
+import io.strata.protocol.message.AssignReplicasToDirsResponseData;
 import io.strata.protocol.message.BrokerHeartbeatRequestData;
 import io.strata.protocol.message.BrokerHeartbeatResponseData;
 import io.strata.protocol.message.BrokerRegistrationRequestData;
@@ -58,6 +60,18 @@ public interface ControllerApi {
 
     /** BrokerHeartbeat: keeps the session, unfences a caught-up broker, runs a controlled shutdown. */
     CompletableFuture<BrokerHeartbeatResponseData> brokerHeartbeat(BrokerHeartbeatRequestData request);
+
+    /**
+     * AssignReplicasToDirs (key 73, v0; KIP-858) from a broker. Strata's controller does not keep
+     * replica directories yet ({@code PartitionRecord.Directories} is unused): it acts only on
+     * assignments to a directory the broker reported offline in its heartbeats, taking those
+     * replicas offline as Kafka's controller does (the broker leaves their ISRs, the partitions it
+     * led get another leader); assignments to other directories are answered NONE and not recorded.
+     */
+    default CompletableFuture<AssignReplicasToDirsResponseData> assignReplicasToDirs(AssignReplicasToDirsRequestData request) {
+        // A default so test doubles keep compiling; both real implementations override it.
+        return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getName() + " does not serve AssignReplicasToDirs"));
+    }
 
     /**
      * UnregisterBroker: removes a broker's registration (it leaves the ISRs and leaderships it

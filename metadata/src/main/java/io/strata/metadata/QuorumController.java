@@ -20,6 +20,8 @@ import io.strata.protocol.ErrorCode;
 import io.strata.protocol.Uuids;
 import io.strata.protocol.message.AlterPartitionRequestData;
 import io.strata.protocol.message.AlterPartitionResponseData;
+import io.strata.protocol.message.AssignReplicasToDirsRequestData;
+import io.strata.protocol.message.AssignReplicasToDirsResponseData;
 import io.strata.protocol.message.BrokerHeartbeatRequestData;
 import io.strata.protocol.message.BrokerHeartbeatResponseData;
 import io.strata.protocol.message.BrokerRegistrationRequestData;
@@ -100,6 +102,12 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
     /** While active: the offset the next appended batch starts at (this controller is the log's only writer). */
     private long nextWriteOffset;
     private final BrokerHeartbeatManager heartbeats = new BrokerHeartbeatManager();
+    /**
+     * The directories each broker reported offline in its heartbeats since it registered
+     * (KIP-858's OfflineLogDirs); controller thread only. Not in the metadata log: a new active
+     * controller learns them from the next heartbeat, which repeats them.
+     */
+    private final Map<Integer, Set<UUID>> offlineLogDirs = new java.util.HashMap<>();
     private final ReplicationControl replication;
     private final LeaderElections elections;
     private final PartitionReassignments reassignments;
@@ -461,6 +469,7 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
             records.addAll(replication.forUnusableBrokers(image(), Set.of(request.brokerId()),
                 unclean ? Set.of(request.brokerId()) : Set.of()));
             heartbeats.register(request.brokerId(), time.milliseconds(), epoch);
+            offlineLogDirs.remove(request.brokerId()); // a restarted broker's directories are online again
             return Outcome.of(records, response.setBrokerEpoch(epoch));
         });
     }
@@ -498,6 +507,14 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
                 heartbeats.register(id, nowMs, broker.epoch());
             }
             heartbeats.touch(id, nowMs, connection);
+            if (!request.offlineLogDirs().isEmpty()) {
+                Set<UUID> known = offlineLogDirs.computeIfAbsent(id, brokerId -> new java.util.HashSet<>());
+                for (UUID dir : request.offlineLogDirs()) {
+                    if (known.add(dir)) {
+                        LOG.warn("Broker {} (epoch {}) reports log directory {} offline", id, broker.epoch(), dir);
+                    }
+                }
+            }
             boolean caughtUp = heartbeats.caughtUp(id, request.currentMetadataOffset());
             List<ApiMessage> records = new ArrayList<>();
             boolean fenced = broker.fenced();
@@ -526,6 +543,59 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
                 fenced = true;
             }
             return Outcome.of(records, response.setIsCaughtUp(caughtUp).setIsFenced(fenced));
+        });
+    }
+
+    /**
+     * AssignReplicasToDirs (KIP-858), the part Strata implements: replicas assigned to a directory
+     * the broker reported offline ({@code OfflineLogDirs} in a heartbeat of its current epoch) are
+     * taken offline: the broker leaves their ISRs and the partitions it led get another leader,
+     * the same election as fencing ({@link ReplicationControl#forOfflineReplicas}). Kafka's
+     * {@code handleAssignReplicasToDirs} does the same for an offline directory. Assignments to
+     * other directories are answered NONE and not recorded (no {@code Directories} yet).
+     * STALE_BROKER_EPOCH / BROKER_ID_NOT_REGISTERED at the top for another epoch or an unknown
+     * broker; UNKNOWN_TOPIC_ID / UNKNOWN_TOPIC_OR_PARTITION per partition.
+     */
+    @Override
+    public CompletableFuture<AssignReplicasToDirsResponseData> assignReplicasToDirs(AssignReplicasToDirsRequestData request) {
+        return submit("directory assignments of broker " + request.brokerId(), () -> {
+            var response = new AssignReplicasToDirsResponseData();
+            BrokerRegistration broker = image().brokers().get(request.brokerId());
+            if (broker == null) {
+                return Outcome.of(List.<ApiMessage>of(), response.setErrorCode(ErrorCode.BROKER_ID_NOT_REGISTERED.code()));
+            }
+            if (broker.epoch() != request.brokerEpoch()) {
+                return Outcome.of(List.<ApiMessage>of(), response.setErrorCode(ErrorCode.STALE_BROKER_EPOCH.code()));
+            }
+            Set<UUID> offline = offlineLogDirs.getOrDefault(request.brokerId(), Set.of());
+            Map<UUID, Set<Integer>> toOffline = new java.util.LinkedHashMap<>();
+            for (var directory : request.directories()) {
+                var directoryResult = new AssignReplicasToDirsResponseData.DirectoryData().setId(directory.id());
+                for (var topic : directory.topics()) {
+                    var topicResult = new AssignReplicasToDirsResponseData.TopicData().setTopicId(topic.topicId());
+                    TopicImage topicImage = image().topic(topic.topicId());
+                    for (var partition : topic.partitions()) {
+                        ErrorCode error = topicImage == null ? ErrorCode.UNKNOWN_TOPIC_ID
+                            : topicImage.partition(partition.partitionIndex()) == null
+                            || !PartitionRegistration.contains(topicImage.partition(partition.partitionIndex()).replicas(), request.brokerId())
+                            ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.NONE;
+                        if (error == ErrorCode.NONE && offline.contains(directory.id())) {
+                            toOffline.computeIfAbsent(topic.topicId(), id -> new java.util.TreeSet<>()).add(partition.partitionIndex());
+                        }
+                        topicResult.partitions().add(new AssignReplicasToDirsResponseData.PartitionData()
+                            .setPartitionIndex(partition.partitionIndex()).setErrorCode(error.code()));
+                    }
+                    directoryResult.topics().add(topicResult);
+                }
+                response.directories().add(directoryResult);
+            }
+            List<ApiMessage> records = new ArrayList<>(noteUncleanElections(image(),
+                replication.forOfflineReplicas(image(), request.brokerId(), toOffline)));
+            if (!toOffline.isEmpty()) {
+                LOG.warn("Broker {} (epoch {}): taking its replicas in offline log directories offline: {} ({} partition change(s))",
+                    request.brokerId(), broker.epoch(), toOffline, records.size());
+            }
+            return Outcome.of(records, response.setErrorCode(ErrorCode.NONE.code()));
         });
     }
 

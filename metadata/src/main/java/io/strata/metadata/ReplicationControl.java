@@ -293,6 +293,31 @@ public final class ReplicationControl {
     }
 
     /**
+     * The changes when broker {@code brokerId}'s replicas of {@code partitions} (topic id → partition
+     * indexes) go offline, their log directory having failed (KIP-858): for each of them the broker
+     * leaves the ISR and, if it led, the partition gets another leader, as when the broker is fenced
+     * ({@link #forUnusableBrokers}) but for these partitions only. Unknown topics or partitions are
+     * skipped. Records are in topic-name, then partition order.
+     */
+    public List<PartitionChangeRecord> forOfflineReplicas(MetadataImage image, int brokerId, Map<java.util.UUID, Set<Integer>> partitions) {
+        IntPredicate acceptable = acceptableLeaders(image, Set.of(brokerId), Set.of());
+        List<PartitionChangeRecord> records = new ArrayList<>();
+        for (TopicImage topic : new TreeMap<>(image.topicsByName()).values()) {
+            Set<Integer> offline = partitions.get(topic.id());
+            if (offline == null) {
+                continue;
+            }
+            for (int partitionId : new java.util.TreeSet<>(offline)) {
+                PartitionRegistration registration = topic.partition(partitionId);
+                if (registration != null) {
+                    leaveOnePartition(image, topic, partitionId, registration, List.of(brokerId), Set.of(), acceptable).ifPresent(records::add);
+                }
+            }
+        }
+        return records;
+    }
+
+    /**
      * The brokers leave one partition one after another in ascending id order, as Kafka's
      * controller fences brokers one at a time (so with ELR on the ELR is what the sequence of
      * single departures leaves, and with ELR off the last member kept is the highest id); the

@@ -86,10 +86,18 @@ final class BrokerServer {
     private volatile io.strata.server.replica.LogDirMoverThread logDirMoverThread;
     private volatile GroupCoordinator groupCoordinator;
     private volatile TransactionCoordinator transactionCoordinator;
+    private volatile io.strata.server.replica.LogDirFailureHandler logDirFailureHandler;
+    /** How the broker halts on a fatal log directory failure; tests observe it instead. */
+    private volatile io.strata.server.replica.Halter halter = io.strata.server.replica.Halter.RUNTIME;
     private boolean startupCalled;
 
     BrokerServer(SharedServer shared) {
         this.shared = shared;
+    }
+
+    /** Replaces {@link io.strata.server.replica.Halter#RUNTIME} (tests); before {@link #startup}. */
+    void setHalter(io.strata.server.replica.Halter halter) {
+        this.halter = java.util.Objects.requireNonNull(halter);
     }
 
     /**
@@ -134,6 +142,19 @@ final class BrokerServer {
         io.strata.server.replica.LogDirMover logDirMover = new io.strata.server.replica.LogDirMover(logManager, replicaManager::partition,
             alterLogDirsQuota);
         replicaManager.setLogDirMover(logDirMover);
+        Map<java.nio.file.Path, java.util.UUID> directoryIds = directoryIds(logManager);
+        replicaManager.setLogDirFailureHandling(config.metadataLogDir(), halter, (dir, offline) -> {
+            BrokerLifecycleManager current = lifecycle;
+            java.util.UUID directoryId = directoryIds.get(dir);
+            if (current == null || directoryId == null) {
+                LOG.error("Log directory {} (id {}) failed before the broker registered: the controller is not told; its replicas {} "
+                    + "stay offline here until a restart", dir, directoryId, offline);
+                return;
+            }
+            current.onLogDirFailure(directoryId, offline);
+        });
+        logDirFailureHandler = new io.strata.server.replica.LogDirFailureHandler(logManager.logDirFailureChannel(), replicaManager, halter);
+        logDirFailureHandler.start();
         metadata.addPublisher(new ReplicationThrottles(nodeId, leaderReplicationQuota, followerReplicationQuota));
         metadata.addPublisher(replicaManager);
         metadata.addPublisher(this::applyDynamicCleanerConfig);
@@ -150,6 +171,8 @@ final class BrokerServer {
         }
         lifecycle = new BrokerLifecycleManager(nodeId, shared.clusterId(), controllerApi, () -> metadata.nextOffset() - 1,
             config.getInt(ServerConfig.BROKER_HEARTBEAT_INTERVAL_MS), time);
+        lifecycle.setLogDirs(new java.util.ArrayList<>(directoryIds(logManager).values()));
+        lifecycle.setLogDirFailureTimeout(config.getLong(ServerConfig.LOG_DIR_FAILURE_TIMEOUT_MS), halter);
         if (controllerApi instanceof io.strata.server.cluster.RemoteController remote) {
             // A new controller, or a lost connection to it, gets a heartbeat at once (strata.broker.disconnect.fence.ms).
             BrokerLifecycleManager heartbeating = lifecycle;
@@ -393,6 +416,15 @@ final class BrokerServer {
 
     // ---------------------------------------------------------------- shutdown steps, in the order StrataServer calls them
 
+    /** The {@code directory.id} of each data directory of {@code log.dirs}, by normalised absolute path. */
+    private static Map<java.nio.file.Path, java.util.UUID> directoryIds(LogManager logManager) throws java.io.IOException {
+        Map<java.nio.file.Path, java.util.UUID> ids = new java.util.LinkedHashMap<>();
+        for (java.nio.file.Path dir : logManager.logDirs()) {
+            ids.put(dir.toAbsolutePath().normalize(), DataDirectories.directoryId(dir));
+        }
+        return ids;
+    }
+
     /** While still serving: the controller moves this broker's leaderships away first (if enabled); then heartbeats stop. */
     void shutdownLifecycle() {
         if (lifecycle != null) {
@@ -419,6 +451,9 @@ final class BrokerServer {
         }
         if (logDirMoverThread != null) {
             logDirMoverThread.close(); // no copy or swap once the replicas close; a move resumes at the next start
+        }
+        if (logDirFailureHandler != null) {
+            logDirFailureHandler.close();
         }
         if (replicaFetchers != null) {
             try {

@@ -139,6 +139,17 @@ public final class StrataServer implements AutoCloseable {
             .build();
     }
 
+    /**
+     * How this node halts on a fatal log directory failure (the metadata log's directory, or the
+     * last online one, failed): {@link io.strata.server.replica.Halter#RUNTIME} unless a test
+     * observes it instead. Before {@link #startup}.
+     */
+    public void setHalter(io.strata.server.replica.Halter halter) {
+        if (brokerRole != null) {
+            brokerRole.setHalter(halter);
+        }
+    }
+
     public void startup() throws Exception {
         long startNanos = System.nanoTime();
         // First, so that /health/ready can be watched while the logs load.

@@ -34,18 +34,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * {@code strata.fsync=on-ack}: a produce (acks=1 or all) is answered only after an fsync covers
  * it, the fsync runs off the request handler threads (a slow one does not stop other requests),
- * and a failed one answers KAFKA_STORAGE_ERROR and is counted.
+ * and a failed one answers KAFKA_STORAGE_ERROR, is counted and takes the log directory offline
+ * (here the only one: the broker halts).
  */
 class FsyncOnAckTest {
     @TempDir
     Path dataDir;
 
     private TestBroker broker;
+    /** A failed fsync takes the only log directory offline: the broker halts (observed here instead). */
+    private final List<String> halts = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final List<KafkaProducer<byte[], byte[]>> producers = new ArrayList<>();
 
     @BeforeEach
     void start() throws Exception {
-        broker = new TestBroker(dataDir, Map.of("strata.fsync", "on-ack", "num.io.threads", "2"));
+        broker = new TestBroker(dataDir, Map.of("strata.fsync", "on-ack", "num.io.threads", "2"), io.strata.common.Time.SYSTEM,
+            server -> server.setHalter((status, reason) -> halts.add(reason)));
     }
 
     @AfterEach
@@ -133,7 +137,7 @@ class FsyncOnAckTest {
     }
 
     @Test
-    void aFailedFsyncAnswersKafkaStorageErrorAndIsCounted() throws Exception {
+    void aFailedFsyncAnswersKafkaStorageErrorIsCountedAndHaltsABrokerWithOneLogDir() throws Exception {
         broker.createTopic("failing", 1, Map.of());
         UnifiedLog log = broker.log("failing", 0);
         AtomicBoolean failNext = new AtomicBoolean(true);
@@ -151,9 +155,13 @@ class FsyncOnAckTest {
         assertThat(broker.server().backgroundErrors().count(LogFlusher.TASK)).isEqualTo(1);
         assertThat(log.highWatermark()).as("not visible: never fsynced").isZero();
 
-        // The next write asks for a new fsync, which covers both.
-        assertThat(producer.send(record("failing", 1)).get(30, TimeUnit.SECONDS).offset()).isEqualTo(1);
-        assertThat(log.recoveryPoint()).isEqualTo(2);
-        assertThat(log.highWatermark()).isEqualTo(2);
+        // Kafka's rule: an I/O failure takes the directory offline; it holds the metadata log (and is the only one): the broker halts.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (halts.isEmpty()) {
+            assertThat(System.nanoTime()).as("the broker halts").isLessThan(deadline);
+            Thread.sleep(10);
+        }
+        assertThat(halts.get(0)).contains("the metadata log directory");
+        assertThat(broker.server().replicaManager().logManager().logDirFailureChannel().hasOfflineLogDir(log.dir().getParent())).isTrue();
     }
 }

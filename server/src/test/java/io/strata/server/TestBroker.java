@@ -38,6 +38,11 @@ final class TestBroker implements AutoCloseable {
 
     /** A node on {@code time} (e.g. a clock the test moves forward). */
     TestBroker(Path dataDir, Map<String, String> overrides, Time time) throws Exception {
+        this(dataDir, overrides, time, server -> { });
+    }
+
+    /** A node on {@code time}; {@code beforeStartup} sees the server before it starts (e.g. to inject a halter). */
+    TestBroker(Path dataDir, Map<String, String> overrides, Time time, java.util.function.Consumer<StrataServer> beforeStartup) throws Exception {
         this.dataDir = dataDir;
         Map<String, String> properties = new HashMap<>();
         properties.put("listeners", "PLAINTEXT://127.0.0.1:0");
@@ -47,6 +52,7 @@ final class TestBroker implements AutoCloseable {
         properties.put("metrics.enabled", "false");
         properties.putAll(overrides);
         server = new StrataServer(ServerConfig.fromMap(properties), time);
+        beforeStartup.accept(server);
         try {
             server.startup();
         } catch (Exception e) {

@@ -160,6 +160,8 @@ public final class LogManager implements Closeable {
     private volatile CleanerConfig cleanerConfig;
     /** Created on first need (a compacted log) when the cleaner is enabled; guarded by {@code this} for creation. */
     private volatile LogCleaner cleaner;
+    /** Where an I/O failure in a data directory is reported; an offline directory is skipped by everything here. */
+    private final LogDirFailureChannel logDirFailures;
     /** Given to every log: told each flush's duration in nanoseconds (the flush-latency metric). */
     private volatile java.util.function.LongConsumer flushObserver = nanos -> { };
 
@@ -183,6 +185,8 @@ public final class LogManager implements Closeable {
         this.cleanerConfig = cleanerConfig;
         this.time = time;
         this.backgroundErrors = backgroundErrors;
+        // One more than log.dirs: a metadata.log.dir outside them may fail too.
+        this.logDirFailures = new LogDirFailureChannel(settings.logDirs().size() + 1);
         ScheduledThreadPoolExecutor executor = BackgroundExecutors.singleThreadScheduler("strata-log-scheduler", SCHEDULER_TASK,
             backgroundErrors, LOG);
         // At shutdown, delayed tasks are dropped rather than waited for: file deletions they would
@@ -590,7 +594,10 @@ public final class LogManager implements Closeable {
             }
             try {
                 deleted += log.deleteOldSegments();
-            } catch (IOException | RuntimeException e) {
+            } catch (IOException e) {
+                backgroundErrors.record(RETENTION_TASK);
+                reportLogDirFailure(log, "retention of " + log.topicPartition() + " failed", e);
+            } catch (RuntimeException e) {
                 backgroundErrors.record(RETENTION_TASK);
                 LOG.warn("Retention failed for {}", log.topicPartition(), e);
             }
@@ -605,7 +612,10 @@ public final class LogManager implements Closeable {
         for (UnifiedLog log : logs.values()) {
             try {
                 log.maybeFlushByTime();
-            } catch (IOException | RuntimeException e) {
+            } catch (IOException e) {
+                backgroundErrors.record(FLUSH_TASK);
+                reportLogDirFailure(log, "the time-based flush of " + log.topicPartition() + " failed", e);
+            } catch (RuntimeException e) {
                 backgroundErrors.record(FLUSH_TASK);
                 LOG.warn("Flush failed for {}", log.topicPartition(), e);
             }
@@ -668,7 +678,8 @@ public final class LogManager implements Closeable {
      */
     private void writeCheckpoints(String name, java.util.function.ToLongFunction<UnifiedLog> offset) throws IOException {
         Map<Path, Map<TopicPartition, Long>> offsets = new HashMap<>();
-        for (Path dir : settings.logDirs()) {
+        List<Path> online = onlineLogDirs();
+        for (Path dir : online) {
             offsets.put(dir, new HashMap<>());
         }
         List<UnifiedLog> all = new ArrayList<>(logs.values());
@@ -680,8 +691,14 @@ public final class LogManager implements Closeable {
             }
             dirOffsets.put(log.topicPartition(), offset.applyAsLong(log));
         }
-        for (Path dir : settings.logDirs()) {
-            new OffsetCheckpointFile(dir.resolve(name)).write(offsets.get(dir));
+        // A directory whose checkpoint cannot be written goes offline; the others' are still written (Kafka's rule).
+        for (Path dir : online) {
+            try {
+                new OffsetCheckpointFile(dir.resolve(name)).write(offsets.get(dir));
+            } catch (IOException e) {
+                backgroundErrors.record(name.equals(REPLICATION_OFFSET_CHECKPOINT) ? HIGH_WATERMARK_CHECKPOINT_TASK : CHECKPOINT_TASK);
+                logDirFailures.maybeAddOfflineLogDir(dir, "writing " + name + " failed", e);
+            }
         }
     }
 
@@ -751,6 +768,71 @@ public final class LogManager implements Closeable {
     /** The configured data directories ({@code log.dirs}), in configuration order. */
     public List<Path> logDirs() {
         return settings.logDirs();
+    }
+
+    /** The configured data directories that are not offline, in configuration order. */
+    public List<Path> onlineLogDirs() {
+        List<Path> online = new ArrayList<>();
+        for (Path dir : settings.logDirs()) {
+            if (!logDirFailures.hasOfflineLogDir(dir)) {
+                online.add(dir);
+            }
+        }
+        return online;
+    }
+
+    /** Where I/O failures in the data directories are reported (and which directories are offline). */
+    public LogDirFailureChannel logDirFailureChannel() {
+        return logDirFailures;
+    }
+
+    /** Reports an I/O failure of an operation on {@code log}: its data directory goes offline. */
+    public void reportLogDirFailure(UnifiedLog log, String message, Throwable cause) {
+        logDirFailures.maybeAddOfflineLogDir(log.dir().getParent(), message, cause);
+    }
+
+    /**
+     * Takes the logs of an offline data directory out of service (Kafka's
+     * {@code LogManager.handleLogDirFailure}): every current and future log whose directory is in
+     * {@code dir} is removed from this manager and closed without writing anything (no flush, no
+     * snapshot, no checkpoint), its cleaning aborted; preferences for the directory are dropped.
+     * Nothing is deleted or truncated: what the disk holds is recovered at the next start. Its
+     * checkpoints are no longer written and {@link #close} leaves no clean-shutdown marker in it.
+     *
+     * @return the partitions whose current log lived in {@code dir}
+     * @throws IllegalStateException if {@code dir} was not reported offline first
+     */
+    public List<TopicPartition> handleLogDirFailure(Path dir) {
+        if (!logDirFailures.hasOfflineLogDir(dir)) {
+            throw new IllegalStateException("Log directory " + dir + " is not offline: offline=" + logDirFailures.offlineLogDirs());
+        }
+        Path failed = LogDirFailureChannel.normalize(dir);
+        List<UnifiedLog> closing = new ArrayList<>();
+        List<TopicPartition> removed = new ArrayList<>();
+        synchronized (logs) {
+            for (UnifiedLog log : new ArrayList<>(logs.values())) {
+                if (LogDirFailureChannel.normalize(log.dir().getParent()).equals(failed) && logs.remove(log.topicPartition(), log)) {
+                    closing.add(log);
+                    removed.add(log.topicPartition());
+                }
+            }
+            for (UnifiedLog log : new ArrayList<>(futureLogs.values())) {
+                if (LogDirFailureChannel.normalize(log.dir().getParent()).equals(failed) && futureLogs.remove(log.topicPartition(), log)) {
+                    closing.add(log);
+                }
+            }
+            preferredLogDirs.values().removeIf(preferred -> LogDirFailureChannel.normalize(preferred).equals(failed));
+        }
+        LogCleaner running = cleaner;
+        for (UnifiedLog log : closing) {
+            if (running != null) {
+                running.abortCleaning(log.topicPartition(), log.dir().getParent());
+            }
+            log.closeHandlers();
+        }
+        LOG.error("Log directory {} is offline: closed {} log(s) in it without writing; partitions {} are offline on this broker. "
+            + "Free space or replace the disk, then restart the broker", failed, closing.size(), removed);
+        return removed;
     }
 
     /** The future log of a partition (a move between data directories in progress), or null. */
@@ -855,14 +937,16 @@ public final class LogManager implements Closeable {
     }
 
     /**
-     * Whether a configured data directory can be used: it exists, is a writable directory and its
-     * volume can be read. Strata keeps no per-directory offline state yet (no log-dir failure
-     * channel); a directory is judged when asked, as DescribeLogDirs does.
+     * Whether a configured data directory can be used: it is not offline ({@link
+     * #logDirFailureChannel}), exists, is a writable directory and its volume can be read.
      *
      * @throws IllegalArgumentException if {@code dir} is not one of {@link #logDirs()}
      */
     public boolean isLogDirOnline(Path dir) {
         Path target = configuredDir(dir);
+        if (logDirFailures.hasOfflineLogDir(target)) {
+            return false;
+        }
         if (!Files.isDirectory(target) || !Files.isWritable(target)) {
             return false;
         }
@@ -1075,8 +1159,11 @@ public final class LogManager implements Closeable {
         }
     }
 
-    private Path chooseDirectory() {
-        List<Path> dirs = settings.logDirs();
+    private Path chooseDirectory() throws IOException {
+        List<Path> dirs = onlineLogDirs();
+        if (dirs.isEmpty()) {
+            throw new IOException("No online log directory to create a log in: offline=" + logDirFailures.offlineLogDirs());
+        }
         if (dirs.size() == 1) {
             return dirs.get(0);
         }
@@ -1164,6 +1251,10 @@ public final class LogManager implements Closeable {
         List<UnifiedLog> all = new ArrayList<>(logs.values());
         all.addAll(futureLogs.values());
         for (UnifiedLog log : all) {
+            if (logDirFailures.hasOfflineLogDir(log.dir().getParent())) {
+                log.closeHandlers(); // offline but not yet handled: its disk is not written again
+                continue;
+            }
             try {
                 log.flush(log.logEndOffset());
                 log.close();
@@ -1176,7 +1267,8 @@ public final class LogManager implements Closeable {
             checkpoint();
             checkpointHighWatermarks();
             if (failure == null) {
-                for (Path dir : settings.logDirs()) {
+                // An offline directory gets no marker: its logs were closed unflushed, the next start recovers them.
+                for (Path dir : onlineLogDirs()) {
                     writeCleanShutdownMarker(dir, cleanShutdownBrokerEpoch);
                 }
             }

@@ -505,6 +505,17 @@ public final class LogSegment implements Closeable {
         log.close();
     }
 
+    /**
+     * Closes the segment's files without writing anything (no time index entry, no trim): the
+     * segment of a failed log directory, whose disk must not be written again by this process.
+     */
+    public void closeHandlers() throws IOException {
+        offsetIndex.closeHandler();
+        timeIndex.closeHandler();
+        txnIndex.close();
+        log.close();
+    }
+
     @Override
     public String toString() {
         return "LogSegment(baseOffset=" + baseOffset + ", size=" + size() + ", file=" + log.file() + ")";

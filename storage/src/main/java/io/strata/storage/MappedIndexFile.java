@@ -432,6 +432,19 @@ abstract class MappedIndexFile implements Closeable {
         }
     }
 
+    /**
+     * Closes the file without writing to it (no trim): what a failed log directory's logs get, as
+     * Kafka's {@code closeHandler}. The preallocated tail is left for the next start's sanity check.
+     */
+    public void closeHandler() {
+        lockForRemap();
+        try {
+            unmapLocked();
+        } finally {
+            unlockForRemap();
+        }
+    }
+
     /** Moves the file (atomically where the file system allows); the mapping stays valid. */
     public void renameTo(Path target) throws IOException {
         mutationLock.lock();

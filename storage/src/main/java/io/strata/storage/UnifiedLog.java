@@ -1416,6 +1416,25 @@ public final class UnifiedLog implements Closeable {
         }
     }
 
+    /**
+     * Closes the log without writing to its directory (no producer snapshot, no index trim, no
+     * flush), as Kafka's {@code closeHandlers}: the log of a failed log directory. Every later
+     * operation is refused ({@link #checkOpen}); what was written stays on disk for the next
+     * start's recovery. Failures to close one segment's files are logged and the others closed.
+     */
+    public void closeHandlers() {
+        synchronized (lock) {
+            closed = true;
+            for (LogSegment segment : segments.values()) {
+                try {
+                    segment.closeHandlers();
+                } catch (IOException | RuntimeException e) {
+                    LOG.warn("Closing the files of {} of {} failed", segment, topicPartition, e);
+                }
+            }
+        }
+    }
+
     /** Closes and deletes the whole directory (topic deletion). */
     public void delete() throws IOException {
         synchronized (lock) {

@@ -419,6 +419,21 @@ public final class ClusterHarness implements AutoCloseable {
             return current != null && current.isAlive();
         }
 
+        /**
+         * Waits up to {@code timeout} for the current process to end by itself (e.g. a halt) and
+         * returns its exit status; throws if it is still running then or none was started.
+         */
+        public int awaitExit(Duration timeout) {
+            Process current = process;
+            if (current == null) {
+                throw new IllegalStateException("node " + id + " was never started");
+            }
+            if (!waitForExit(current, timeout)) {
+                throw new AssertionError("node " + id + " (process " + current.pid() + ") still runs after " + timeout);
+            }
+            return current.exitValue();
+        }
+
         /** The process id of the current process, or -1 if none was started. */
         public long pid() {
             Process current = process;

@@ -61,6 +61,7 @@ public final class ControllerApis {
             .add(ApiMessageType.UPDATE_RAFT_VOTER, 0, 0)
             .add(ApiMessageType.BROKER_REGISTRATION, 0, 4)
             .add(ApiMessageType.BROKER_HEARTBEAT, 0, 1)
+            .add(ApiMessageType.ASSIGN_REPLICAS_TO_DIRS, 0, 0)
             .add(ApiMessageType.CREATE_TOPICS, 2, 7)
             .add(ApiMessageType.DELETE_TOPICS, 1, 6)
             .add(ApiMessageType.CREATE_PARTITIONS, 0, 3)
@@ -106,6 +107,10 @@ public final class ControllerApis {
                     : new BrokerHeartbeatResponseData().setErrorCode(ControllerErrors.of(failure).code()).setIsFenced(true)));
             heartbeatConnections.watch(request);
         });
+        handlers.put(ApiMessageType.ASSIGN_REPLICAS_TO_DIRS, request -> controller.assignReplicasToDirs(
+                request.body(io.strata.protocol.message.AssignReplicasToDirsRequestData.class))
+            .whenComplete((response, failure) -> request.respond(failure == null ? response
+                : new io.strata.protocol.message.AssignReplicasToDirsResponseData().setErrorCode(ControllerErrors.of(failure).code()))));
         handlers.put(ApiMessageType.ALLOCATE_PRODUCER_IDS, request -> {
             AllocateProducerIdsRequestData body = request.body(AllocateProducerIdsRequestData.class);
             controller.allocateProducerIds(body.brokerId(), body.brokerEpoch()).whenComplete((first, failure) -> request.respond(failure == null

@@ -10,8 +10,6 @@ import io.strata.server.replica.Partition;
 import io.strata.storage.ErrorCodeException;
 import io.strata.storage.TopicPartition;
 import io.strata.storage.UnifiedLog;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 
@@ -36,7 +34,6 @@ final class DeleteRecordsHandler implements ApiHandler {
     /** The response's low watermark when the partition failed. */
     static final long INVALID_LOW_WATERMARK = -1L;
 
-    private static final Logger LOG = LoggerFactory.getLogger(DeleteRecordsHandler.class);
     private final BrokerContext context;
 
     DeleteRecordsHandler(BrokerContext context) {
@@ -87,7 +84,8 @@ final class DeleteRecordsHandler implements ApiHandler {
         } catch (ErrorCodeException e) {
             return result.setErrorCode(e.error().code());
         } catch (IOException e) {
-            LOG.error("Could not move the log start offset of {} to {}", topicPartition, newStart, e);
+            context.replicaManager().logManager().reportLogDirFailure(log, "moving the log start offset of " + topicPartition + " to "
+                + newStart + " failed", e);
             return result.setErrorCode(ErrorCode.KAFKA_STORAGE_ERROR.code());
         }
         return result.setErrorCode(ErrorCode.NONE.code()).setLowWatermark(log.logStartOffset());

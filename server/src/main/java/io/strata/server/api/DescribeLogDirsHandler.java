@@ -30,7 +30,8 @@ import java.util.TreeMap;
  * future log (a move between directories, AlterReplicaLogDirs) is listed with isFutureKey true
  * and lag = current log end minus future log end, never negative, as Kafka's
  * ReplicaManager.describeLogDirs. v4+ adds the volume's total and usable bytes, v5 whether the directory is
- * cordoned (never, here). A directory that cannot be read is answered KAFKA_STORAGE_ERROR.
+ * cordoned (never, here). A directory that is offline (an I/O failure took it out of service) or
+ * cannot be read is answered KAFKA_STORAGE_ERROR with no partitions.
  *
  * <p>As in Kafka, with a topic filter every topic of a directory is listed but only the
  * requested partitions appear under it; the metadata log ({@code __cluster_metadata}) is not
@@ -79,6 +80,10 @@ final class DescribeLogDirsHandler implements ApiHandler {
     private DescribeLogDirsResponseData.DescribeLogDirsResult describe(Path dir, List<UnifiedLog> logs, Set<TopicPartition> requested) {
         DescribeLogDirsResponseData.DescribeLogDirsResult result = new DescribeLogDirsResponseData.DescribeLogDirsResult()
             .setLogDir(dir.toString()).setIsCordoned(false);
+        if (context.replicaManager().logManager().logDirFailureChannel().hasOfflineLogDir(dir)) {
+            // Kafka's describeLogDirs: an offline directory is answered KAFKA_STORAGE_ERROR with no partitions.
+            return result.setErrorCode(ErrorCode.KAFKA_STORAGE_ERROR.code());
+        }
         try {
             FileStore store = Files.getFileStore(dir);
             result.setTotalBytes(nonNegative(store.getTotalSpace())).setUsableBytes(nonNegative(store.getUsableSpace()));

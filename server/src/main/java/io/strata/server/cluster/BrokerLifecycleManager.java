@@ -4,17 +4,27 @@ import io.strata.common.Time;
 import io.strata.metadata.BrokerRegistration;
 import io.strata.metadata.ControllerApi;
 import io.strata.protocol.ErrorCode;
+import io.strata.protocol.message.AssignReplicasToDirsRequestData;
+import io.strata.protocol.message.AssignReplicasToDirsResponseData;
 import io.strata.protocol.message.BrokerHeartbeatRequestData;
 import io.strata.protocol.message.BrokerHeartbeatResponseData;
 import io.strata.protocol.message.BrokerRegistrationRequestData;
 import io.strata.protocol.message.BrokerRegistrationResponseData;
+import io.strata.server.replica.Halter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -61,7 +71,21 @@ public final class BrokerLifecycleManager implements AutoCloseable {
     private volatile long brokerEpoch = -1;
     /** Sent in every BrokerRegistration: the epoch of the previous run's clean shutdown, -1 if unknown. */
     private volatile long previousBrokerEpoch = -1;
+    /** The directory ids of {@code log.dirs}, sent as {@code LogDirs} in every BrokerRegistration (KIP-858). */
+    private volatile List<UUID> logDirs = List.of();
+    /** Directories that failed (KIP-858): sent as {@code OfflineLogDirs} in every heartbeat from then on. */
+    private final Set<UUID> offlineLogDirs = ConcurrentHashMap.newKeySet();
     // Lifecycle thread only:
+    /**
+     * Replicas of failed directories the controller has not yet taken offline: sent in
+     * AssignReplicasToDirs (assigned to the failed directory) after a heartbeat that reported the
+     * directory, resent until the controller accepts them.
+     */
+    private final Map<UUID, Map<UUID, Set<Integer>>> pendingOfflineReplicas = new LinkedHashMap<>();
+    private boolean assignmentInFlight;
+    /** {@code log.dir.failure.timeout.ms} and how to halt when it passes (KIP-858). */
+    private volatile long logDirFailureTimeoutMs = 30_000L;
+    private volatile Halter halter = Halter.RUNTIME;
     /** A heartbeat was sent and its answer has not been handled. */
     private boolean heartbeatInFlight;
     /** The next scheduled heartbeat, or null. */
@@ -102,6 +126,111 @@ public final class BrokerLifecycleManager implements AutoCloseable {
         return unfenced;
     }
 
+    /** The directory ids of {@code log.dirs} (registered as {@code LogDirs}); set before {@link #start}. */
+    public void setLogDirs(List<UUID> directoryIds) {
+        this.logDirs = List.copyOf(directoryIds);
+    }
+
+    /**
+     * {@code log.dir.failure.timeout.ms}: a failed directory whose replicas the controller has not
+     * taken offline within this long halts the broker through {@code halter} (Kafka's
+     * BrokerLifecycleManager does the same). Before {@link #start}.
+     */
+    public void setLogDirFailureTimeout(long timeoutMs, Halter halter) {
+        if (timeoutMs < 1) {
+            throw new IllegalArgumentException("log.dir.failure.timeout.ms must be at least 1: timeoutMs=" + timeoutMs);
+        }
+        this.logDirFailureTimeoutMs = timeoutMs;
+        this.halter = Objects.requireNonNull(halter);
+    }
+
+    /**
+     * A log directory failed (KIP-858): every heartbeat reports it in {@code OfflineLogDirs} from
+     * now on, and the replicas it held ({@code partitions}: topic id → partition indexes) are sent to
+     * the controller in AssignReplicasToDirs naming the failed directory, which takes them offline:
+     * leaders move to other ISR members and this broker leaves their ISRs. Any thread; returns at once.
+     */
+    public void onLogDirFailure(UUID directoryId, Map<UUID, Set<Integer>> partitions) {
+        offlineLogDirs.add(directoryId);
+        thread.execute(() -> {
+            Map<UUID, Set<Integer>> pending = pendingOfflineReplicas.computeIfAbsent(directoryId,
+                id -> new LinkedHashMap<>());
+            partitions.forEach((topicId, indexes) -> pending.computeIfAbsent(topicId, id -> new TreeSet<>()).addAll(indexes));
+            schedule(() -> haltIfStillPending(directoryId), logDirFailureTimeoutMs);
+        });
+        heartbeatNow();
+    }
+
+    /** The directories reported offline. */
+    public Set<UUID> offlineLogDirs() {
+        return Set.copyOf(offlineLogDirs);
+    }
+
+    private void haltIfStillPending(UUID directoryId) {
+        if (state == State.STOPPED || !pendingOfflineReplicas.containsKey(directoryId)) {
+            return;
+        }
+        String reason = "the controller did not take the replicas of failed log directory " + directoryId + " offline within "
+            + "log.dir.failure.timeout.ms=" + logDirFailureTimeoutMs + "; halting broker " + nodeId;
+        LOG.error("Fatal log directory failure: {}", reason);
+        halter.halt(Halter.LOG_DIR_FAILURE_STATUS, reason);
+    }
+
+    /** Sends the pending offline replicas once a heartbeat carried their directories; lifecycle thread. */
+    private void maybeSendOfflineReplicas() {
+        if (assignmentInFlight || pendingOfflineReplicas.isEmpty() || state == State.STOPPED || state == State.REGISTERING) {
+            return;
+        }
+        AssignReplicasToDirsRequestData request = new AssignReplicasToDirsRequestData().setBrokerId(nodeId).setBrokerEpoch(brokerEpoch);
+        pendingOfflineReplicas.forEach((directoryId, topics) -> {
+            AssignReplicasToDirsRequestData.DirectoryData directory = new AssignReplicasToDirsRequestData.DirectoryData().setId(directoryId);
+            topics.forEach((topicId, indexes) -> {
+                AssignReplicasToDirsRequestData.TopicData topic = new AssignReplicasToDirsRequestData.TopicData().setTopicId(topicId);
+                indexes.forEach(index -> topic.partitions().add(new AssignReplicasToDirsRequestData.PartitionData().setPartitionIndex(index)));
+                directory.topics().add(topic);
+            });
+            request.directories().add(directory);
+        });
+        assignmentInFlight = true;
+        controller.assignReplicasToDirs(request).whenComplete((response, failure) -> thread.execute(() -> onOfflineReplicasSent(response, failure)));
+    }
+
+    private void onOfflineReplicasSent(AssignReplicasToDirsResponseData response, Throwable failure) {
+        assignmentInFlight = false;
+        if (failure != null || response.errorCode() != ErrorCode.NONE.code()) {
+            LOG.warn("Broker {}: the controller did not take the replicas of offline directories {} offline ({}); retrying", nodeId,
+                pendingOfflineReplicas.keySet(), failure != null ? failure.toString() : ErrorCode.forCode(response.errorCode()));
+            schedule(this::maybeSendOfflineReplicas, RETRY_BACKOFF_MS);
+            return;
+        }
+        for (AssignReplicasToDirsResponseData.DirectoryData directory : response.directories()) {
+            Map<UUID, Set<Integer>> pending = pendingOfflineReplicas.get(directory.id());
+            if (pending == null) {
+                continue;
+            }
+            for (AssignReplicasToDirsResponseData.TopicData topic : directory.topics()) {
+                Set<Integer> indexes = pending.get(topic.topicId());
+                for (AssignReplicasToDirsResponseData.PartitionData partition : topic.partitions()) {
+                    if (indexes != null && partition.errorCode() == ErrorCode.NONE.code()) {
+                        indexes.remove(partition.partitionIndex());
+                    } else if (partition.errorCode() != ErrorCode.NONE.code()) {
+                        LOG.warn("Broker {}: the controller answered {} for offline replica {}-{}", nodeId,
+                            ErrorCode.forCode(partition.errorCode()), topic.topicId(), partition.partitionIndex());
+                    }
+                }
+                if (indexes != null && indexes.isEmpty()) {
+                    pending.remove(topic.topicId());
+                }
+            }
+            if (pending.isEmpty()) {
+                pendingOfflineReplicas.remove(directory.id());
+            }
+        }
+        if (!pendingOfflineReplicas.isEmpty()) {
+            schedule(this::maybeSendOfflineReplicas, RETRY_BACKOFF_MS);
+        }
+    }
+
     public State state() {
         return state;
     }
@@ -116,7 +245,7 @@ public final class BrokerLifecycleManager implements AutoCloseable {
         }
         state = State.REGISTERING;
         BrokerRegistrationRequestData request = new BrokerRegistrationRequestData().setBrokerId(nodeId).setClusterId(clusterId)
-            .setIncarnationId(incarnationId).setRack(rack).setPreviousBrokerEpoch(previousBrokerEpoch);
+            .setIncarnationId(incarnationId).setRack(rack).setPreviousBrokerEpoch(previousBrokerEpoch).setLogDirs(new ArrayList<>(logDirs));
         for (BrokerRegistration.Endpoint endpoint : endpoints) {
             request.listeners().add(new BrokerRegistrationRequestData.Listener().setName(endpoint.listenerName()).setHost(endpoint.host())
                 .setPort(endpoint.port()).setSecurityProtocol(endpoint.securityProtocol()));
@@ -149,7 +278,8 @@ public final class BrokerLifecycleManager implements AutoCloseable {
             nextHeartbeat = null;
         }
         BrokerHeartbeatRequestData request = new BrokerHeartbeatRequestData().setBrokerId(nodeId).setBrokerEpoch(brokerEpoch)
-            .setCurrentMetadataOffset(appliedOffset.getAsLong()).setWantFence(false).setWantShutDown(current == State.SHUTTING_DOWN);
+            .setCurrentMetadataOffset(appliedOffset.getAsLong()).setWantFence(false).setWantShutDown(current == State.SHUTTING_DOWN)
+            .setOfflineLogDirs(new ArrayList<>(offlineLogDirs));
         heartbeatInFlight = true;
         controller.brokerHeartbeat(request).whenComplete((response, failure) -> thread.execute(() -> onHeartbeat(request, response, failure)));
     }
@@ -173,6 +303,9 @@ public final class BrokerLifecycleManager implements AutoCloseable {
         if (error != ErrorCode.NONE) {
             scheduleHeartbeat(RETRY_BACKOFF_MS);
             return;
+        }
+        if (request.offlineLogDirs().containsAll(pendingOfflineReplicas.keySet())) {
+            maybeSendOfflineReplicas(); // the controller knows these directories are offline now
         }
         if (state == State.SHUTTING_DOWN) {
             if (response.shouldShutDown()) {

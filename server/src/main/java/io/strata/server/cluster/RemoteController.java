@@ -335,6 +335,14 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
     }
 
     @Override
+    public CompletableFuture<io.strata.protocol.message.AssignReplicasToDirsResponseData> assignReplicasToDirs(
+        io.strata.protocol.message.AssignReplicasToDirsRequestData request) {
+        return call(ApiMessageType.ASSIGN_REPLICAS_TO_DIRS, (short) 0, request,
+            (io.strata.protocol.message.AssignReplicasToDirsResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(),
+            requestTimeoutMs);
+    }
+
+    @Override
     public CompletableFuture<UnregisterBrokerResponseData> unregisterBroker(int brokerId) {
         return call(ApiMessageType.UNREGISTER_BROKER, (short) 0, new UnregisterBrokerRequestData().setBrokerId(brokerId),
             (UnregisterBrokerResponseData response) -> response.errorCode() == ErrorCode.NOT_CONTROLLER.code(), requestTimeoutMs);

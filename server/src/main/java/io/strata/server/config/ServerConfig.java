@@ -141,6 +141,8 @@ public final class ServerConfig {
     public static final String CONTROLLER_QUORUM_APPEND_LINGER_MS = "controller.quorum.append.linger.ms";
     public static final String BROKER_SESSION_TIMEOUT_MS = "broker.session.timeout.ms";
     public static final String BROKER_HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms";
+    /** KIP-858: a broker that cannot get the controller to take a failed directory's replicas offline within this long halts. */
+    public static final String LOG_DIR_FAILURE_TIMEOUT_MS = "log.dir.failure.timeout.ms";
     /** A Strata addition: how long a broker whose heartbeat connection closed may stay silent before it is fenced; 0 off. */
     public static final String STRATA_BROKER_DISCONNECT_FENCE_MS = "strata.broker.disconnect.fence.ms";
     public static final String METADATA_LOG_MAX_RECORD_BYTES_BETWEEN_SNAPSHOTS = "metadata.log.max.record.bytes.between.snapshots";
@@ -331,6 +333,9 @@ public final class ServerConfig {
             .define(BROKER_SESSION_TIMEOUT_MS, Type.INT, 9000, ConfigDef.atLeast(1),
                 "a broker without a heartbeat for this long is fenced (set on the controllers)")
             .define(BROKER_HEARTBEAT_INTERVAL_MS, Type.INT, 2000, ConfigDef.atLeast(1), "how often a broker heartbeats to the controller")
+            .define(LOG_DIR_FAILURE_TIMEOUT_MS, Type.LONG, 30_000L, ConfigDef.atLeast(1),
+                "if the broker cannot tell the controller that a log directory failed (and have its replicas taken offline) "
+                    + "within this long, it halts (KIP-858)")
             .define(STRATA_BROKER_DISCONNECT_FENCE_MS, Type.INT, 1000, ConfigDef.atLeast(0),
                 "Strata addition (set on the controllers): a broker whose latest heartbeat's connection to the active controller "
                     + "closed is fenced if it sends no heartbeat within this long, instead of after broker.session.timeout.ms; 0: "

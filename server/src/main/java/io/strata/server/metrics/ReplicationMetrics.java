@@ -40,7 +40,7 @@ import java.util.function.Supplier;
  * factor) and {@code r} the replication factor, a led partition is under-replicated when
  * {@code |ISR| < r}, under min ISR when {@code |ISR| < e} and at min ISR when {@code |ISR| == e}:
  * an RF=3 partition with min ISR 2 and ISR [1, 2] is under-replicated and at min ISR.
- * OfflineReplicaCount is 0: Strata takes no replica offline for a failed directory yet.
+ * OfflineReplicaCount counts the replicas whose log directory failed (ReplicaManager's offline set).
  * ReassigningPartitions counts led partitions whose image names adding or removing replicas, as Kafka's.
  *
  * <p>Cost: one pass over the hosted partitions per scrape (volatile reads), nothing on the
@@ -134,7 +134,7 @@ public final class ReplicationMetrics implements MetricsCollector {
         out.add(MetricFamily.gauge("kafka_server_replicamanager_atminisrpartitioncount",
             "Led partitions with exactly min.insync.replicas in-sync replicas.").add(atMinIsrCount));
         out.add(MetricFamily.gauge("kafka_server_replicamanager_offlinereplicacount",
-            "Replicas on this broker whose log directory failed (0: Strata does not take a failed directory offline yet).").add(0));
+            "Replicas on this broker whose log directory failed (KAFKA_STORAGE_ERROR until a restart).").add(manager.offlinePartitions().size()));
         out.add(MetricFamily.gauge("kafka_server_replicamanager_reassigningpartitions",
             "Led partitions being reassigned (KIP-455: adding or removing replicas).").add(reassigningCount));
         out.add(MetricFamily.counter("kafka_server_replicamanager_isrshrinks_total",

@@ -386,6 +386,7 @@ public final class ServerMetrics implements MetricsCollector {
         }
         out.add(MetricFamily.gauge("kafka_log_logmanager_remaininglogstorecover", "Partition logs still loading or recovering at start-up.")
             .add(logManager.loadingRemaining()));
+        collectOfflineLogDirs(logManager, out);
         MetricFamily usable = MetricFamily.gauge("strata_logdir_usable_bytes", "Bytes available to the broker on a data directory's file system.",
             "dir");
         MetricFamily total = MetricFamily.gauge("strata_logdir_total_bytes", "Size of a data directory's file system.", "dir");
@@ -400,6 +401,22 @@ public final class ServerMetrics implements MetricsCollector {
         }
         out.addAll(List.of(usable, total));
         collectCleaner(logManager, out);
+    }
+
+    /** Kafka's LogManager OfflineLogDirectoryCount and, per configured directory, LogDirectoryOffline (1 = offline). */
+    private static void collectOfflineLogDirs(LogManager logManager, List<MetricFamily> out) {
+        io.strata.storage.LogDirFailureChannel failures = logManager.logDirFailureChannel();
+        MetricFamily offline = MetricFamily.gauge("kafka_log_logmanager_logdirectoryoffline",
+            "1 while the data directory is offline after an I/O failure, 0 while online (Kafka's LogDirectoryOffline).", "log_directory");
+        int count = 0;
+        for (Path dir : logManager.logDirs()) {
+            boolean failed = failures.hasOfflineLogDir(dir);
+            count += failed ? 1 : 0;
+            offline.add(failed ? 1 : 0, dir.toAbsolutePath().normalize().toString());
+        }
+        out.add(MetricFamily.gauge("kafka_log_logmanager_offlinelogdirectorycount",
+            "Data directories offline after an I/O failure (Kafka's OfflineLogDirectoryCount).").add(count));
+        out.add(offline);
     }
 
     private static void collectCleaner(LogManager logManager, List<MetricFamily> out) {

@@ -6,6 +6,9 @@ import io.strata.metadata.MetadataImage;
 import io.strata.protocol.message.AlterPartitionRequestData;
 import io.strata.protocol.message.AlterPartitionResponseData;
 import io.strata.storage.TopicPartition;
+import io.strata.storage.UnifiedLog;
+
+import java.io.IOException;
 
 import java.util.Objects;
 import java.util.UUID;
@@ -32,6 +35,7 @@ final class BrokerReplicaContext implements ReplicaContext {
     private volatile long replicaLagTimeMaxMs = DEFAULT_REPLICA_LAG_TIME_MAX_MS;
     private volatile IsrChangeSubmitter isrChangeSubmitter = IsrChangeSubmitter.NOT_ATTEMPTED;
     private volatile BooleanSupplier strictMinIsr = () -> false;
+    private volatile LogDirFailureReporter logDirFailureReporter = (log, operation, cause) -> { };
     private final LongAdder isrShrinks = new LongAdder();
     private final LongAdder isrExpands = new LongAdder();
     private final LongAdder failedIsrUpdates = new LongAdder();
@@ -50,6 +54,20 @@ final class BrokerReplicaContext implements ReplicaContext {
 
     void setIsrChangeSubmitter(IsrChangeSubmitter submitter) {
         this.isrChangeSubmitter = Objects.requireNonNull(submitter);
+    }
+
+    /** Where a partition's failed log operation is reported (the log manager's failure channel). */
+    interface LogDirFailureReporter {
+        void report(UnifiedLog log, String operation, IOException cause);
+    }
+
+    void setLogDirFailureReporter(LogDirFailureReporter reporter) {
+        this.logDirFailureReporter = Objects.requireNonNull(reporter);
+    }
+
+    @Override
+    public void onLogDirFailure(UnifiedLog log, String operation, IOException cause) {
+        logDirFailureReporter.report(log, operation, cause);
     }
 
     void setStrictMinIsr(BooleanSupplier strict) {

@@ -46,7 +46,9 @@ public final class DelayedProduce extends DelayedOperation {
             if (acknowledged.containsKey(entry.getKey())) {
                 continue;
             }
-            ErrorCode status = acknowledgement(replicaManager.partition(entry.getKey()), entry.getValue().lastOffset(), requiredAcks);
+            // Kafka's HostedPartition.Offline: the partition's log directory failed after the append.
+            ErrorCode status = replicaManager.isOffline(entry.getKey()) ? ErrorCode.KAFKA_STORAGE_ERROR
+                : acknowledgement(replicaManager.partition(entry.getKey()), entry.getValue().lastOffset(), requiredAcks);
             if (status == null) {
                 return false;
             }

@@ -35,13 +35,18 @@ public final class LogFlusher implements AutoCloseable {
     private final LinkedBlockingQueue<Partition> queue = new LinkedBlockingQueue<>();
     private final ConcurrentHashMap.KeySetView<Partition, Boolean> queued = ConcurrentHashMap.newKeySet();
     private final Consumer<TopicPartition> onFlushed;
+    private final java.util.function.BiConsumer<UnifiedLog, IOException> onLogDirFailure;
     private final Thread thread;
     private volatile BackgroundErrors backgroundErrors = new BackgroundErrors();
     private volatile boolean running = true;
 
-    /** @param onFlushed called on the flusher thread after a partition's fsync (or its failure): completes what waited for it */
-    LogFlusher(Consumer<TopicPartition> onFlushed) {
+    /**
+     * @param onFlushed       called on the flusher thread after a partition's fsync (or its failure): completes what waited for it
+     * @param onLogDirFailure told of a failed fsync: the log's data directory goes offline
+     */
+    LogFlusher(Consumer<TopicPartition> onFlushed, java.util.function.BiConsumer<UnifiedLog, IOException> onLogDirFailure) {
         this.onFlushed = onFlushed;
+        this.onLogDirFailure = onLogDirFailure;
         this.thread = new Thread(this::run, "strata-log-flusher");
         thread.setDaemon(true);
         thread.start();
@@ -92,6 +97,9 @@ public final class LogFlusher implements AutoCloseable {
             LOG.error("fsync of {} up to offset {} failed: the produces waiting for it get KAFKA_STORAGE_ERROR", partition.topicPartition(),
                 end.messageOffset(), e);
             partition.recordFlushFailure(end.messageOffset());
+            if (e instanceof IOException io) {
+                onLogDirFailure.accept(log, io);
+            }
         }
         onFlushed.accept(partition.topicPartition());
     }

@@ -354,7 +354,13 @@ public final class Partition {
                 throw new ErrorCodeException(ErrorCode.NOT_ENOUGH_REPLICAS, "The size of the current ISR " + partitionState.isr()
                     + " is insufficient to satisfy the min.isr requirement of " + minIsr + " for partition " + topicPartition);
             }
-            LogAppendInfo info = log.appendAsLeader(records, leaderEpoch, origin);
+            LogAppendInfo info;
+            try {
+                info = log.appendAsLeader(records, leaderEpoch, origin);
+            } catch (IOException e) {
+                context.onLogDirFailure(log, "appending to " + topicPartition + " as leader", e);
+                throw e;
+            }
             if (!info.duplicate()) {
                 maybeIncrementLeaderHighWatermark(context.time().milliseconds());
             }
@@ -371,9 +377,14 @@ public final class Partition {
             if (role != Role.LEADER) {
                 throw new ErrorCodeException(ErrorCode.NOT_LEADER_OR_FOLLOWER, "Broker " + localBrokerId + " is not the leader of " + topicPartition);
             }
-            log.appendMarker(marker, leaderEpoch, check);
-            if (log.fsyncOnAck()) {
-                log.flush(log.logEndOffset());
+            try {
+                log.appendMarker(marker, leaderEpoch, check);
+                if (log.fsyncOnAck()) {
+                    log.flush(log.logEndOffset());
+                }
+            } catch (IOException e) {
+                context.onLogDirFailure(log, "appending a transaction marker to " + topicPartition, e);
+                throw e;
             }
             maybeIncrementLeaderHighWatermark(context.time().milliseconds());
         } finally {
@@ -732,8 +743,12 @@ public final class Partition {
      */
     public <T> T changeFollowerLog(FollowerLogChange<T> change) throws IOException {
         leaderIsrUpdateLock.readLock().lock();
+        UnifiedLog current = log;
         try {
-            return change.apply(log);
+            return change.apply(current);
+        } catch (IOException e) {
+            context.onLogDirFailure(current, "changing the follower log of " + topicPartition, e);
+            throw e;
         } finally {
             leaderIsrUpdateLock.readLock().unlock();
         }

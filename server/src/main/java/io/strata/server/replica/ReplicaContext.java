@@ -4,6 +4,9 @@ import io.strata.common.Time;
 import io.strata.protocol.message.AlterPartitionRequestData;
 import io.strata.protocol.message.AlterPartitionResponseData;
 import io.strata.storage.TopicPartition;
+import io.strata.storage.UnifiedLog;
+
+import java.io.IOException;
 
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -46,6 +49,14 @@ public interface ReplicaContext {
      * metrics; the default counts nothing.
      */
     default void recordIsrChange(PartitionState sent, boolean committed) {
+    }
+
+    /**
+     * An operation on {@code log} failed with an I/O error: its data directory goes offline (the
+     * log-dir failure channel). Called with the partition's lock held; must not block. The default
+     * reports nothing (tests).
+     */
+    default void onLogDirFailure(UnifiedLog log, String operation, IOException cause) {
     }
 
     /** The partition's high watermark moved (or its leadership changed): complete what waits on it. Called outside the partition's locks. */

@@ -23,6 +23,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -62,7 +63,25 @@ public final class ReplicaManager implements MetadataPublisher {
     /** The image last published here: which partitions exist in the cluster, hosted here or not. */
     private volatile MetadataImage image = MetadataImage.EMPTY;
     /** The fsync-on-ack thread; completes the produces and fetches that waited for a partition's fsync. */
-    private final LogFlusher flusher = new LogFlusher(this::onFlushed);
+    private final LogFlusher flusher = new LogFlusher(this::onFlushed, this::onFlushFailed);
+    /**
+     * Partitions whose log was in a failed (offline) data directory: hosted here by the image but
+     * answered KAFKA_STORAGE_ERROR, never recreated elsewhere, until a restart (Kafka's
+     * HostedPartition.Offline). Leave only when the image deletes them or moves them away.
+     */
+    private final Set<TopicPartition> offlinePartitions = ConcurrentHashMap.newKeySet();
+    /** {@code metadata.log.dir}: its failure halts the broker; null when this node keeps no metadata log here (tests). */
+    private volatile Path metadataLogDir;
+    private volatile Halter halter = Halter.RUNTIME;
+    /** Told of each directory taken offline and its replicas (for the heartbeat's OfflineLogDirs and AssignReplicasToDirs). */
+    private volatile LogDirOfflineListener onLogDirOffline = (dir, offline) -> { };
+
+    /** Told of a data directory this broker took offline, with the replicas it held. */
+    @FunctionalInterface
+    public interface LogDirOfflineListener {
+        /** @param partitions the offline replicas: topic id → partition indexes */
+        void onLogDirOffline(Path dir, Map<UUID, Set<Integer>> partitions);
+    }
     /**
      * Creates the logs of a metadata image's new partitions in parallel ({@link #createPartitions});
      * its threads exist only while there is work (they end after a few idle seconds).
@@ -114,6 +133,83 @@ public final class ReplicaManager implements MetadataPublisher {
             fetchPurgatory.checkAndComplete(topicPartition);
             producePurgatory.checkAndComplete(topicPartition);
         });
+        context.setLogDirFailureReporter((log, operation, failure) -> logManager.reportLogDirFailure(log, operation + " failed", failure));
+    }
+
+    /**
+     * How this broker reacts to a failed data directory: {@code metadataLogDir} ({@code
+     * metadata.log.dir}, or null if there is none on this node) makes it halt through {@code
+     * halter}; {@code onLogDirOffline} is told of every other directory taken offline (the
+     * lifecycle manager's heartbeat reports it).
+     */
+    public void setLogDirFailureHandling(Path metadataLogDir, Halter halter, LogDirOfflineListener onLogDirOffline) {
+        this.metadataLogDir = metadataLogDir == null ? null : metadataLogDir.toAbsolutePath().normalize();
+        this.halter = Objects.requireNonNull(halter);
+        this.onLogDirOffline = Objects.requireNonNull(onLogDirOffline);
+    }
+
+    /**
+     * Takes an offline data directory out of service, as Kafka's
+     * {@code ReplicaManager.handleLogDirFailure}. If it holds the metadata log, or no online log
+     * directory is left, the broker halts (a fatal log line naming the directories first): the
+     * controller fences it after its session times out and a restart recovers the logs. Otherwise
+     * the fetchers of its partitions stop, the partitions become offline here (every request for
+     * them answers KAFKA_STORAGE_ERROR, parked produces and fetches at once), their logs are closed
+     * without further writes, and the controller is told through the heartbeat.
+     */
+    public void handleLogDirFailure(Path dir) {
+        Path failed = dir.toAbsolutePath().normalize();
+        List<Path> online = logManager.onlineLogDirs();
+        Path metadata = metadataLogDir;
+        if (failed.equals(metadata) || online.isEmpty()) {
+            String reason = (failed.equals(metadata) ? "the metadata log directory " + failed + " failed"
+                : "every log directory failed: " + logManager.logDirFailureChannel().offlineLogDirs()) + "; halting broker " + nodeId;
+            LOG.error("Fatal log directory failure: {}. Free space or replace the disk, then restart the broker", reason);
+            halter.halt(Halter.LOG_DIR_FAILURE_STATUS, reason);
+            return;
+        }
+        List<TopicPartition> affected = new ArrayList<>();
+        Map<UUID, Set<Integer>> byTopicId = new LinkedHashMap<>();
+        for (Partition partition : partitions.values()) {
+            if (partition.log().dir().getParent().toAbsolutePath().normalize().equals(failed)) {
+                affected.add(partition.topicPartition());
+                byTopicId.computeIfAbsent(partition.topicId(), id -> new java.util.TreeSet<>()).add(partition.topicPartition().partition());
+            }
+        }
+        // Fetchers first: once unfollow returns none appends to a log about to be closed.
+        followerFetching.unfollow(affected);
+        offlinePartitions.addAll(affected);
+        for (TopicPartition topicPartition : affected) {
+            partitions.remove(topicPartition);
+        }
+        LogDirMover mover = logDirMover;
+        if (mover != null) {
+            for (TopicPartition topicPartition : affected) {
+                try {
+                    mover.abort(topicPartition); // a move out of the failed directory cannot finish
+                } catch (IOException | RuntimeException e) {
+                    LOG.warn("Could not abort the move of offline partition {}", topicPartition, e);
+                }
+            }
+        }
+        List<TopicPartition> closed = logManager.handleLogDirFailure(failed);
+        for (TopicPartition topicPartition : affected) {
+            producePurgatory.checkAndComplete(topicPartition);
+            fetchPurgatory.checkAndComplete(topicPartition);
+        }
+        LOG.error("Broker {} stopped serving the replicas of offline log directory {}: {} (logs closed: {}); online log directories: {}",
+            nodeId, failed, affected, closed, online);
+        onLogDirOffline.onLogDirOffline(failed, byTopicId);
+    }
+
+    /** Whether the log of {@code topicPartition} was in a failed data directory (answered KAFKA_STORAGE_ERROR). */
+    public boolean isOffline(TopicPartition topicPartition) {
+        return offlinePartitions.contains(topicPartition);
+    }
+
+    /** The partitions offline on this broker (their log directory failed). */
+    public Set<TopicPartition> offlinePartitions() {
+        return Set.copyOf(offlinePartitions);
     }
 
     /** The fsync-on-ack flusher (tests slow or fail its fsync). */
@@ -226,6 +322,10 @@ public final class ReplicaManager implements MetadataPublisher {
         fetchPurgatory.checkAndComplete(topicPartition);
     }
 
+    private void onFlushFailed(UnifiedLog log, IOException failure) {
+        logManager.reportLogDirFailure(log, "the fsync-on-ack of " + log.topicPartition() + " failed", failure);
+    }
+
     private void onFlushed(TopicPartition topicPartition) {
         fetchPurgatory.checkAndComplete(topicPartition);
         producePurgatory.checkAndComplete(topicPartition);
@@ -293,6 +393,9 @@ public final class ReplicaManager implements MetadataPublisher {
         if (partition != null && partition.isLeader()) {
             return partition;
         }
+        if (partition == null && offlinePartitions.contains(topicPartition)) {
+            throw new ErrorCodeException(ErrorCode.KAFKA_STORAGE_ERROR, "Partition " + topicPartition + " is in an offline log directory");
+        }
         if (partition != null || inImage(topicPartition)) {
             int leader = partition != null ? partition.leaderId() : leaderInImage(topicPartition);
             throw new ErrorCodeException(ErrorCode.NOT_LEADER_OR_FOLLOWER, "Broker " + nodeId + " is not the leader of " + topicPartition
@@ -322,6 +425,9 @@ public final class ReplicaManager implements MetadataPublisher {
         Partition partition = partitions.get(topicPartition);
         if (partition != null && partition.isLeader()) {
             return ErrorCode.NONE;
+        }
+        if (partition == null && offlinePartitions.contains(topicPartition)) {
+            return ErrorCode.KAFKA_STORAGE_ERROR;
         }
         return partition != null || inImage(topicPartition) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
     }
@@ -380,6 +486,8 @@ public final class ReplicaManager implements MetadataPublisher {
         for (TopicPartition topicPartition : changes.deleted()) {
             removePartition(topicPartition);
         }
+        // An offline partition's log is on a failed disk: nothing to delete; a new topic of the name may use it again.
+        offlinePartitions.removeAll(changes.deleted());
         updateChangedConfigs(previous, current);
         Map<String, LogConfig> configs = new java.util.HashMap<>();
         List<NewPartition> toCreate = new ArrayList<>();
@@ -390,6 +498,11 @@ public final class ReplicaManager implements MetadataPublisher {
         for (LocalReplicaChanges.Change change : hosted) {
             TopicPartition topicPartition = change.topicPartition();
             PartitionRegistration registration = change.registration();
+            if (offlinePartitions.contains(topicPartition)) {
+                // Kafka's applyDelta: an offline partition takes no role (its log is on a failed disk) until a restart.
+                LOG.info("Not applying {} to {}: its log directory is offline", registration, topicPartition);
+                continue;
+            }
             Partition existing = partitions.get(topicPartition);
             if (existing == null || change.kind() == LocalReplicaChanges.Kind.NEW) {
                 LogConfig config = configs.computeIfAbsent(topicPartition.topic(), topic -> logConfig(current, topic));
@@ -418,6 +531,7 @@ public final class ReplicaManager implements MetadataPublisher {
             // Reassigned away: this node is no longer a replica, as Kafka's broker it deletes its copy.
             removePartition(topicPartition);
         }
+        offlinePartitions.removeAll(changes.reassignedAway());
         if (failure != null) {
             throw failure;
         }
@@ -939,7 +1053,8 @@ public final class ReplicaManager implements MetadataPublisher {
             return ProducePartitionResult.error(e.error(), e.getMessage());
         } catch (IOException e) {
             metrics.recordProduce(topicPartition.topic(), 0, 0, true);
-            LOG.error("Append to {} failed", topicPartition, e);
+            // The log-dir failure channel logged the first failure of the directory at ERROR with its cause.
+            LOG.debug("Append to {} failed", topicPartition, e);
             return ProducePartitionResult.error(ErrorCode.KAFKA_STORAGE_ERROR, "Disk error when trying to access log file on the disk.");
         }
     }
