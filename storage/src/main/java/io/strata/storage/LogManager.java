@@ -1134,7 +1134,15 @@ public final class LogManager implements Closeable {
             new UnifiedLog.LoadParams(0L, 0L, true, producerIdExpirationMs, settings.fsyncOnAck(), java.util.OptionalLong.of(0L)));
         try {
             if (topicId.isPresent()) {
-                log.assignTopicIdDeferred(topicId.get(), topicIdWriter);
+                // A background write that fails takes the directory offline, as any log I/O failure does.
+                log.assignTopicIdDeferred(topicId.get(), write -> topicIdWriter.execute(() -> {
+                    try {
+                        write.run();
+                    } catch (java.io.UncheckedIOException e) {
+                        reportLogDirFailure(log, "writing " + io.strata.storage.checkpoint.PartitionMetadataFile.FILE_NAME + " of "
+                            + topicPartition + " failed", e.getCause());
+                    }
+                }));
             }
         } catch (IOException | RuntimeException e) {
             log.close();
