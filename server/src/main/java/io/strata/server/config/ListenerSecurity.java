@@ -10,9 +10,10 @@ import java.util.Set;
 
 /**
  * Gives every listener its security protocol, and refuses, at start-up, every configuration that
- * asks for security Strata does not implement yet (SASL, ACLs, delegation tokens, the broker's own
- * clients over TLS), so that nothing is served as plaintext where the operator asked for
- * security, and no security key is accepted and silently ignored. Also refuses tiered storage.
+ * asks for security Strata does not implement yet (SASL, ACLs, delegation tokens), so that
+ * nothing is served as plaintext where the operator asked for security, and no security key is accepted and silently ignored. Also refuses tiered storage.
+ * The node's own connections to other nodes use the protocol of the listener they connect to
+ * (the first controller listener, the inter-broker listener), TLS included.
  *
  * <p>Listeners resolve their security protocol as Kafka resolves it:
  * {@code listener.security.protocol.map} first; else a listener named after a protocol uses
@@ -26,9 +27,6 @@ import java.util.Set;
  *   <li>an unknown protocol in the map, a listener (bound or advertised) missing from it;</li>
  *   <li>a SASL protocol on a listener, for {@code inter.broker.listener.name} or in
  *       {@code security.inter.broker.protocol} (SASL is step 2 of docs/security-plan.md);</li>
- *   <li>on a cluster node (not the zero-config single node, which sends nothing to other nodes):
- *       an SSL inter-broker listener or controller listener, because the broker's own clients do
- *       not speak TLS yet;</li>
  *   <li>keys that would have no effect: {@code sasl.*}, {@code delegation.token.*},
  *       {@value #AUTHORIZER_CLASS_NAME}, {@code super.users}, {@code allow.everyone.if.no.acl.found},
  *       {@code principal.builder.class}, {@code connections.max.reauth.ms}, {@code security.providers},
@@ -91,9 +89,6 @@ public final class ListenerSecurity {
             }
             requireSupported(normalised, SECURITY_INTER_BROKER_PROTOCOL + "=" + interBrokerProtocol);
         }
-        if (!config.isStandaloneDefault()) {
-            checkOwnClientsArePlaintext(config, protocols);
-        }
         checkKeys(originals);
         if ("true".equalsIgnoreCase(String.valueOf(originals.get(REMOTE_LOG_STORAGE_SYSTEM_ENABLE)).trim())) {
             throw new ConfigException(REMOTE_LOG_STORAGE_SYSTEM_ENABLE + "=true: tiered storage is not implemented; remove the setting");
@@ -107,23 +102,6 @@ public final class ListenerSecurity {
                 + " (add it to " + ServerConfig.LISTENER_SECURITY_PROTOCOL_MAP + ")");
         }
         return protocol;
-    }
-
-    /** The broker's outgoing connections (raft, to the controller, markers, replica fetchers) are plaintext until step 1b. */
-    private static void checkOwnClientsArePlaintext(ServerConfig config, Map<String, String> protocols) {
-        String interBroker = config.interBrokerListenerName();
-        if (interBroker != null && SSL.equals(protocols.get(ClusterConfigRules.normalise(interBroker)))) {
-            throw new ConfigException("The inter-broker listener " + ClusterConfigRules.normalise(interBroker) + " (" + ServerConfig.INTER_BROKER_LISTENER_NAME
-                + " / " + SECURITY_INTER_BROKER_PROTOCOL + ") uses SSL, but the broker's own connections to other brokers do not speak TLS yet "
-                + "(not implemented): use a PLAINTEXT listener for inter-broker traffic and SSL for clients");
-        }
-        for (String name : config.controllerListenerNames()) {
-            if (SSL.equals(protocols.get(ClusterConfigRules.normalise(name)))) {
-                throw new ConfigException("The controller listener " + ClusterConfigRules.normalise(name) + " (" + ServerConfig.CONTROLLER_LISTENER_NAMES
-                    + ") uses SSL, but the quorum's and the brokers' connections to controllers do not speak TLS yet (not implemented): "
-                    + "use a PLAINTEXT controller listener");
-            }
-        }
     }
 
     private static void checkKeys(Map<String, String> originals) {

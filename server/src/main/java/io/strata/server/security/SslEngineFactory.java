@@ -105,6 +105,18 @@ public final class SslEngineFactory {
         return new SslEngineFactory(settings, context, protocols, suites, mapper, certificates(keyStore));
     }
 
+    /**
+     * The client side of TLS for this node's own connections to {@code listenerName} on other
+     * nodes (raft, broker to controller, markers, replica fetchers), built from that listener's
+     * settings; null when the listener is PLAINTEXT.
+     */
+    public static SslEngineFactory forOwnConnections(io.strata.server.config.ServerConfig config, String listenerName) {
+        if (listenerName == null || !io.strata.server.config.ListenerSecurity.SSL.equals(config.securityProtocol(listenerName))) {
+            return null;
+        }
+        return create(SslSettings.forListener(config.originals(), listenerName), false);
+    }
+
     /** An engine for a connection this listener accepted. */
     public SSLEngine createServerEngine() {
         SSLEngine engine = context.createSSLEngine();

@@ -109,16 +109,15 @@ class ListenerSecurityTest {
     }
 
     @Test
-    void aClusterNodeRefusesSslForItsOwnConnectionsUntilTheyCanSpeakTls() {
-        Map<String, String> sslInterBroker = clusterNode("listeners", "SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:19093",
-            "listener.security.protocol.map", "SSL:SSL,CONTROLLER:PLAINTEXT");
-        assertRefused(sslInterBroker, "inter-broker listener SSL", "inter.broker.listener.name");
-        Map<String, String> sslController = clusterNode("listeners", "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:19093",
-            "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL");
-        assertRefused(sslController, "controller listener CONTROLLER", "controller.listener.names");
-        // SSL for clients and PLAINTEXT between nodes is served.
-        ServerConfig.fromMap(clusterNode("listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:19093",
-            "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SSL:SSL,CONTROLLER:PLAINTEXT", "inter.broker.listener.name", "PLAINTEXT"));
+    void aClusterNodeMayUseSslForItsInterBrokerAndControllerListeners() {
+        ServerConfig allSsl = ServerConfig.fromMap(clusterNode("listeners", "SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:19093",
+            "listener.security.protocol.map", "SSL:SSL,CONTROLLER:SSL"));
+        assertThat(allSsl.interBrokerListenerName()).isEqualTo("SSL");
+        assertThat(allSsl.securityProtocol("CONTROLLER")).isEqualTo("SSL");
+        // security.inter.broker.protocol picks the listener named after it, as in Kafka.
+        ServerConfig byProtocol = ServerConfig.fromMap(clusterNode("listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:19093",
+            "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SSL:SSL,CONTROLLER:PLAINTEXT", "security.inter.broker.protocol", "SSL"));
+        assertThat(byProtocol.interBrokerListenerName()).isEqualTo("SSL");
     }
 
     @Test
