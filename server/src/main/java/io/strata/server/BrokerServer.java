@@ -167,7 +167,8 @@ final class BrokerServer {
         shared.socketServer().start(name -> !config.isControllerListener(name));
         if (!standalone) {
             // Broker-to-broker requests (transaction markers) to the brokers' inter-broker listeners: connections of their own.
-            markerClient = new InterBrokerClient(InterBrokerClient.Settings.defaults("strata-broker-" + nodeId), 1, time, new java.util.Random());
+            markerClient = new InterBrokerClient(InterBrokerClient.Settings.defaults("strata-broker-" + nodeId), 1, time, new java.util.Random())
+                .useTls(interBrokerTls());
         }
         lifecycle = new BrokerLifecycleManager(nodeId, shared.clusterId(), controllerApi, () -> metadata.nextOffset() - 1,
             config.getInt(ServerConfig.BROKER_HEARTBEAT_INTERVAL_MS), time);
@@ -224,7 +225,7 @@ final class BrokerServer {
         } else {
             // Connections of their own: a slow coordinator must not delay markers, heartbeats or quorum traffic.
             addPartitionsClient = new InterBrokerClient(InterBrokerClient.Settings.defaults("strata-broker-" + nodeId + "-add-partitions"), 1, time,
-                new java.util.Random());
+                new java.util.Random()).useTls(interBrokerTls());
             addPartitionsSender = AddPartitionsToTxnManager.Sender.over(addPartitionsClient);
         }
         addPartitionsToTxn = new AddPartitionsToTxnManager(nodeId, metadata::image, transactionCoordinator::partitionFor,
@@ -319,7 +320,7 @@ final class BrokerServer {
             BrokerRegistration.Endpoint endpoint = leader == null ? null : leader.endpoint(listener);
             return endpoint == null ? java.util.Optional.empty()
                 : java.util.Optional.of(new InterBrokerClient.Endpoint(leaderId, endpoint.host(), endpoint.port()));
-        }, time, new java.util.Random());
+        }, time, new java.util.Random()).useTls(config.isStandaloneDefault() ? null : interBrokerTls());
         replicaFetchers = new ReplicaFetchers(nodeId, new ReplicaFetcherManager(nodeId, brokerEpoch, fetcherConfig, endpoints, time,
             backgroundErrors, followerReplicationQuota), endpoints, replicaManager::onFollowerHighWatermark, shared.metrics().topicMetrics()::recordReplicationBytesIn,
             shared.metrics().topicMetrics()::recordReassignmentBytesIn);
@@ -515,5 +516,10 @@ final class BrokerServer {
     long dynamicConfigFailures() {
         BrokerReconfiguration current = reconfiguration;
         return current == null ? 0 : current.failures();
+    }
+
+    /** TLS for this broker's connections to other brokers' inter-broker listeners, when that listener is SSL; else null. */
+    private io.strata.server.security.SslEngineFactory interBrokerTls() {
+        return io.strata.server.security.SslEngineFactory.forOwnConnections(shared.config(), shared.config().interBrokerListenerName());
     }
 }

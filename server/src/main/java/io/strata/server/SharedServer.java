@@ -169,7 +169,8 @@ final class SharedServer {
         } else {
             // A quorum request unanswered for controller.quorum.request.timeout.ms is given up (the replica resends on its timers).
             interBrokerClient = new InterBrokerClient(withRequestTimeout(InterBrokerClient.Settings.defaults("strata-raft-" + nodeId),
-                config.getInt(ServerConfig.CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS)), 1, time, new java.util.Random());
+                config.getInt(ServerConfig.CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS)), 1, time, new java.util.Random())
+                .useTls(controllerClientTls());
             peers = new QuorumPeers(config.quorumVoters(), interBrokerClient);
             voters = peers.voterIds();
             sender = peers;
@@ -215,10 +216,16 @@ final class SharedServer {
             // An attempt at the controller that gets no answer in a few quorum timeouts goes to whoever leads by then.
             controllerClient = new InterBrokerClient(withRequestTimeout(InterBrokerClient.Settings.defaults("strata-broker-" + nodeId + "-to-controller"),
                 2 * config.getInt(ServerConfig.CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS)), 1, time,
-                new java.util.Random());
+                new java.util.Random()).useTls(controllerClientTls());
             remoteController = new RemoteController(quorum, peers, controllerClient, time,
                 config.getInt(ServerConfig.CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS) * 15L);
         }
+    }
+
+    /** TLS for connections to controllers: the settings of the first of {@code controller.listener.names}, if it is SSL. */
+    private io.strata.server.security.SslEngineFactory controllerClientTls() {
+        List<String> names = config.controllerListenerNames();
+        return names.isEmpty() ? null : io.strata.server.security.SslEngineFactory.forOwnConnections(config, names.get(0));
     }
 
     private static InterBrokerClient.Settings withRequestTimeout(InterBrokerClient.Settings settings, int requestTimeoutMs) {

@@ -37,7 +37,7 @@ import java.util.TreeSet;
  * {@code .hours}/{@code .minutes} forms, which Kafka keeps static) reach the logs through
  * {@link #topicDefaults}, which the replica manager re-applies to every log when they change;
  * the other live keys are applied by {@code BrokerReconfiguration}. Security keys (TLS, SASL,
- * ACLs) are refused naming them, as {@link UnimplementedSecurity} refuses them at start-up.
+ * ACLs) are refused naming them, as {@link ListenerSecurity} refuses them at start-up.
  *
  * <p>Stateless; safe from any thread.
  */
@@ -257,7 +257,7 @@ public final class DynamicBrokerConfig {
 
     /** "; not implemented: k1, k2" for the security keys among {@code names}, else "". */
     private static String securityNote(java.util.Collection<String> names) {
-        List<String> security = names.stream().filter(UnimplementedSecurity::isSecurityKey).toList();
-        return security.isEmpty() ? "" : "; " + UnimplementedSecurity.NOT_IMPLEMENTED + ": " + String.join(", ", security);
+        List<String> security = names.stream().filter(ListenerSecurity::isSecurityKey).toList();
+        return security.isEmpty() ? "" : "; " + ListenerSecurity.DYNAMIC_NOT_IMPLEMENTED + ": " + String.join(", ", security);
     }
 }

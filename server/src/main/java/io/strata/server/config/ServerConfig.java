@@ -27,7 +27,7 @@ import java.util.Set;
  * node with embedded defaults needs a different starting point (listeners on 127.0.0.1:9092,
  * data in ./data, node id 1, replication factors of 1). Invalid values stop the start with
  * a message naming the key; unknown keys are reported. A listener or key that asks for security
- * Strata does not implement yet stops the start too ({@link UnimplementedSecurity}).
+ * Strata does not implement yet stops the start too ({@link ListenerSecurity}).
  *
  * <p>With neither {@code controller.quorum.voters} nor {@code controller.quorum.bootstrap.servers}
  * the node is the zero-config single node ({@link #isStandaloneDefault()}); otherwise it is a
@@ -448,7 +448,7 @@ public final class ServerConfig {
             throw new ConfigException(REPLICA_FETCH_WAIT_MAX_MS, getInt(REPLICA_FETCH_WAIT_MAX_MS),
                 "replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR");
         }
-        UnimplementedSecurity.check(this);
+        ListenerSecurity.check(this);
         replicaSelector();
         LogConfig.of(topicDefaults(), Map.of());
         maxConnectionsPerIpOverrides();
@@ -714,13 +714,22 @@ public final class ServerConfig {
     /**
      * The listener brokers replicate and send inter-broker requests on: {@code
      * inter.broker.listener.name} when set, else the first listener of {@code listeners} that
-     * is not a controller listener (Kafka picks the one of {@code security.inter.broker.protocol},
-     * PLAINTEXT; every Strata listener is PLAINTEXT), or null when there is none.
+     * is not a controller listener, or null when there is none. With {@code
+     * security.inter.broker.protocol} set (and no listener name), the listener named after that
+     * protocol, as Kafka picks it.
      */
     public String interBrokerListenerName() {
         String configured = getString(INTER_BROKER_LISTENER_NAME);
         if (configured != null) {
             return configured;
+        }
+        String protocol = originals().get(ListenerSecurity.SECURITY_INTER_BROKER_PROTOCOL);
+        if (protocol != null) {
+            for (Endpoint endpoint : listenerEndpoints()) {
+                if (ClusterConfigRules.normalise(endpoint.listenerName()).equals(ClusterConfigRules.normalise(protocol.trim()))) {
+                    return endpoint.listenerName();
+                }
+            }
         }
         for (Endpoint endpoint : listenerEndpoints()) {
             if (!isControllerListener(endpoint.listenerName())) {
@@ -732,7 +741,16 @@ public final class ServerConfig {
 
     /** {@code listener.security.protocol.map} with Kafka's defaults: listener name to protocol, both upper case. */
     public Map<String, String> listenerSecurityProtocolMap() {
-        return UnimplementedSecurity.protocolMap(this, originals().containsKey(LISTENER_SECURITY_PROTOCOL_MAP));
+        return ListenerSecurity.protocolMap(this, originals().containsKey(LISTENER_SECURITY_PROTOCOL_MAP));
+    }
+
+    /** The security protocol of {@code listenerName} (upper case: PLAINTEXT or SSL once the configuration is valid). */
+    public String securityProtocol(String listenerName) {
+        String protocol = listenerSecurityProtocolMap().get(ClusterConfigRules.normalise(listenerName));
+        if (protocol == null) {
+            throw new IllegalArgumentException("no security protocol for listener " + listenerName);
+        }
+        return protocol;
     }
 
     /** The quorum's timings ({@code controller.quorum.*}); fetch sizes are the raft module's defaults, as in Kafka. */

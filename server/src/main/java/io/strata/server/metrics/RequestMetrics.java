@@ -86,6 +86,8 @@ public final class RequestMetrics implements NetworkObserver, ErrorCounts.Sink, 
         final LongAdder open = new LongAdder();
         final LongAdder created = new LongAdder();
         final LongAdder closed = new LongAdder();
+        final LongAdder authenticated = new LongAdder();
+        final LongAdder authenticationFailed = new LongAdder();
     }
 
     private static int maxApiKey() {
@@ -114,6 +116,16 @@ public final class RequestMetrics implements NetworkObserver, ErrorCounts.Sink, 
         ListenerStats listener = listener(listenerName);
         listener.open.decrement();
         listener.closed.increment();
+    }
+
+    @Override
+    public void authenticationSucceeded(String listenerName) {
+        listener(listenerName).authenticated.increment();
+    }
+
+    @Override
+    public void authenticationFailed(String listenerName) {
+        listener(listenerName).authenticationFailed.increment();
     }
 
     private ListenerStats listener(String listenerName) {
@@ -283,12 +295,18 @@ public final class RequestMetrics implements NetworkObserver, ErrorCounts.Sink, 
             "Connections accepted, by listener.", "listener");
         MetricFamily closed = MetricFamily.counter("kafka_server_socketservermetrics_connection_close_total",
             "Connections closed, by listener.", "listener");
+        MetricFamily authenticated = MetricFamily.counter("kafka_server_socketservermetrics_successful_authentication_total",
+            "Connections that authenticated (TLS handshakes completed), by listener.", "listener");
+        MetricFamily failed = MetricFamily.counter("kafka_server_socketservermetrics_failed_authentication_total",
+            "Connections refused in authentication (failed TLS handshakes), by listener.", "listener");
         for (Map.Entry<String, ListenerStats> entry : new java.util.TreeMap<>(listeners).entrySet()) {
             open.add(entry.getValue().open.sum(), entry.getKey());
             created.add(entry.getValue().created.sum(), entry.getKey());
             closed.add(entry.getValue().closed.sum(), entry.getKey());
+            authenticated.add(entry.getValue().authenticated.sum(), entry.getKey());
+            failed.add(entry.getValue().authenticationFailed.sum(), entry.getKey());
         }
-        out.addAll(List.of(open, created, closed));
+        out.addAll(List.of(open, created, closed, authenticated, failed));
     }
 
     /** Registers a listener so its series exist (at 0) before its first connection. */

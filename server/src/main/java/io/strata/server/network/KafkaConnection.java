@@ -4,12 +4,17 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.DecoderException;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.strata.protocol.ApiMessage;
 import io.strata.protocol.Frames;
 import io.strata.protocol.ProtocolException;
 import io.strata.protocol.RequestHeader;
 import io.strata.protocol.message.ResponseHeaderData;
+import io.strata.server.security.Principals;
+import io.strata.server.security.SslEngineFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,8 +22,10 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.net.ssl.SSLException;
 
 /**
  * One client connection: splits the socket's bytes into length-prefixed frames and lets exactly
@@ -42,6 +49,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link #UNFRAMED_BYTES_MAX} (one read loop of {@link SocketServer}'s receive buffers), and a
  * transport that delivers more while reading is off is a bug that closes the connection.
  *
+ * <p>TLS: on an SSL listener an {@link SslHandler} sits below this handler, so every byte read
+ * here was decrypted after a completed handshake and every response is encrypted (record sets are
+ * then copied from their segment files into pooled direct buffers: sendfile cannot encrypt).
+ * The handshake's outcome sets the connection's {@link #principal()} ({@code User:} + the client
+ * certificate's mapped subject DN, or {@code User:ANONYMOUS}); a failed handshake is logged with
+ * the peer, counted ({@link NetworkObserver#authenticationFailed}) and closes the connection.
+ * A PLAINTEXT connection's principal is {@code User:ANONYMOUS} from the start.
+ *
  * <p>Threading: all state is confined to the channel's event loop, except the response
  * methods and the memory grant, which other threads call and which hop onto the event loop.
  */
@@ -64,6 +79,10 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
     private final int maxRequestBytes;
     private final MemoryWaiter memoryWaiter = new MemoryWaiter();
     private final String id;
+    /** The listener's TLS side; null on a PLAINTEXT listener. */
+    private final SslEngineFactory tls;
+    /** Who the peer proved to be; null on a TLS connection until its handshake completes. Read by handler threads. */
+    private volatile String principal;
     private Channel channel;
     private InetSocketAddress remoteAddress;
     private boolean counted;
@@ -93,6 +112,14 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
 
     KafkaConnection(String listenerName, RequestChannel requestChannel, ConnectionQuotas quotas, RequestMemoryPool memoryPool,
                     int maxRequestBytes, NetworkObserver observer) {
+        this(listenerName, requestChannel, quotas, memoryPool, maxRequestBytes, observer, null);
+    }
+
+    /** @param tls the listener's TLS side (an {@link SslHandler} precedes this handler), or null for PLAINTEXT */
+    KafkaConnection(String listenerName, RequestChannel requestChannel, ConnectionQuotas quotas, RequestMemoryPool memoryPool,
+                    int maxRequestBytes, NetworkObserver observer, SslEngineFactory tls) {
+        this.tls = tls;
+        this.principal = tls == null ? Principals.ANONYMOUS : null;
         this.listenerName = listenerName;
         this.requestChannel = requestChannel;
         this.quotas = quotas;
@@ -112,6 +139,11 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
 
     InetSocketAddress remoteAddress() {
         return remoteAddress;
+    }
+
+    /** The authenticated principal ({@code User:...}); null only on a TLS connection before its handshake completed. */
+    String principal() {
+        return principal;
     }
 
     /** See {@link Request#whenConnectionClosed}; only once the channel is active (a request exists). */
@@ -148,6 +180,11 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
         if (closed) {
             bytes.release();
             return;
+        }
+        if (principal == null) {
+            // SslHandler passes on application data only after the handshake, whose event comes first.
+            bytes.release();
+            throw new IllegalStateException("data before the TLS handshake completed on " + id());
         }
         appendUnframed(bytes);
         if (unframed.readableBytes() > UNFRAMED_BYTES_MAX) {
@@ -330,7 +367,8 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
 
     /**
      * Encodes on the calling thread (spreading work off the event loop) and writes in order.
-     * Record sets read from segment files go out as file regions (sendfile), not copies.
+     * Record sets read from segment files go out as file regions (sendfile), not copies, except
+     * over TLS, where they are copied into direct buffers for the SslHandler to encrypt.
      */
     void sendResponse(Request request, ApiMessage body, short version) {
         RequestHeader header = request.header();
@@ -338,7 +376,7 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
         ResponseHeaderData responseHeader = new ResponseHeaderData().setCorrelationId(header.correlationId());
         int headerSize = responseHeader.size(headerVersion);
         int bodySize = body.size(version);
-        ResponseWriter writer = new ResponseWriter(channel.alloc(), Math.min(Frames.SIZE_PREFIX_BYTES + headerSize + bodySize, 64 * 1024), true);
+        ResponseWriter writer = new ResponseWriter(channel.alloc(), Math.min(Frames.SIZE_PREFIX_BYTES + headerSize + bodySize, 64 * 1024), tls == null);
         List<Object> parts;
         try {
             writer.writeInt(headerSize + bodySize);
@@ -474,14 +512,51 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
         if (event instanceof IdleStateEvent) {
             LOG.debug("Closing idle connection {}", id());
             close();
+        } else if (event instanceof SslHandshakeCompletionEvent handshake && tls != null) {
+            onHandshakeComplete(ctx, handshake);
         } else {
             ctx.fireUserEventTriggered(event);
         }
     }
 
+    private void onHandshakeComplete(ChannelHandlerContext ctx, SslHandshakeCompletionEvent handshake) {
+        if (!handshake.isSuccess()) {
+            Throwable cause = handshake.cause();
+            if (counted && tlsFailure(cause)) {
+                // A peer that does not trust us, sends no certificate where one is required, or speaks no common protocol.
+                observer.authenticationFailed(listenerName);
+                LOG.info("TLS handshake with {} on listener {} failed: {}", remoteAddress, listenerName, cause.getMessage());
+                LOG.debug("TLS handshake failure of connection {}", id(), cause);
+            } else {
+                LOG.debug("Connection {} closed during the TLS handshake: {}", id(), String.valueOf(cause));
+            }
+            close();
+            return;
+        }
+        SslHandler ssl = ctx.pipeline().get(SslHandler.class);
+        Optional<String> mapped = tls.principal(ssl.engine().getSession());
+        if (mapped.isEmpty()) {
+            observer.authenticationFailed(listenerName);
+            LOG.info("Refusing TLS connection from {} on listener {}: no ssl.principal.mapping.rules rule matches its certificate's subject",
+                remoteAddress, listenerName);
+            close();
+            return;
+        }
+        principal = mapped.get();
+        observer.authenticationSucceeded(listenerName);
+        LOG.debug("TLS connection {} authenticated as {} ({})", id(), principal, ssl.engine().getSession().getProtocol());
+    }
+
+    private static boolean tlsFailure(Throwable cause) {
+        return cause instanceof SSLException || cause instanceof DecoderException && cause.getCause() instanceof SSLException;
+    }
+
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        if (cause instanceof IOException) {
+        if (tls != null && tlsFailure(cause)) {
+            // Reported with the peer by onHandshakeComplete (handshake) or a TLS alert / bad record later: the connection goes.
+            LOG.debug("TLS error on connection {}: {}", id(), cause.toString());
+        } else if (cause instanceof IOException) {
             LOG.debug("Connection {} failed: {}", id(), cause.toString());
         } else {
             LOG.warn("Unexpected error on connection {}", id(), cause);

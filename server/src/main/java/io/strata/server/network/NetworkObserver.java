@@ -24,6 +24,14 @@ public interface NetworkObserver {
     default void connectionClosed(String listenerName) {
     }
 
+    /** A TLS handshake (or, later, a SASL exchange) on {@code listenerName} succeeded. Event loop. */
+    default void authenticationSucceeded(String listenerName) {
+    }
+
+    /** A TLS handshake on {@code listenerName} failed (untrusted or missing certificate, no common protocol or cipher). Event loop. */
+    default void authenticationFailed(String listenerName) {
+    }
+
     /** A handler answered {@code request} with {@code response}, on the answering thread, before it is encoded. */
     default void responseCreated(Request request, ApiMessage response) {
     }

@@ -84,6 +84,11 @@ public final class Request {
         return connection.remoteAddress();
     }
 
+    /** Who sent this request, as Kafka writes principals: {@code User:CN=...} from a TLS client certificate, else {@code User:ANONYMOUS}. */
+    public String principal() {
+        return connection.principal();
+    }
+
     public String listenerName() {
         return connection.listenerName();
     }

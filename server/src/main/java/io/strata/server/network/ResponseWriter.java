@@ -6,6 +6,9 @@ import io.strata.protocol.Writable;
 import io.strata.protocol.records.Records;
 import io.strata.storage.FileRecords;
 
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,7 +17,8 @@ import java.util.UUID;
 /**
  * Writes a response as a sequence of parts: heap/direct buffers for the protocol fields and,
  * for record sets that are segment-file slices, file regions the transport sends with
- * sendfile, so fetched records never pass through the JVM heap.
+ * sendfile, so fetched records never pass through the JVM heap. Without zero copy (TLS, whose
+ * encryption needs the bytes) such slices are read from the file into the response buffer.
  *
  * <p>Not thread-safe; one per response. The parts are owned by the caller once {@link #finish()} returns.
  */
@@ -95,12 +99,34 @@ final class ResponseWriter implements Writable {
 
     @Override
     public void writeRecords(Records records) {
-        if (zeroCopy && records instanceof FileRecords file && file.sizeInBytes() > 0) {
-            parts.add(current);
-            parts.add(new SegmentFileRegion(file.channel(), file.position(), file.sizeInBytes()));
-            startBuffer(INITIAL_BUFFER_BYTES);
+        if (records instanceof FileRecords file && file.sizeInBytes() > 0) {
+            if (zeroCopy) {
+                parts.add(current);
+                parts.add(new SegmentFileRegion(file.channel(), file.position(), file.sizeInBytes()));
+                startBuffer(INITIAL_BUFFER_BYTES);
+            } else {
+                copyFromFile(file);
+            }
         } else {
             records.writeTo(this);
+        }
+    }
+
+    /** Reads the slice straight into the (pooled, usually direct) response buffer: one copy, none through the heap. */
+    private void copyFromFile(FileRecords file) {
+        int size = file.sizeInBytes();
+        current.ensureWritable(size);
+        int copied = 0;
+        try {
+            while (copied < size) {
+                int read = current.writeBytes(file.channel(), (long) file.position() + copied, size - copied);
+                if (read < 0) {
+                    throw new EOFException("segment file ended " + (size - copied) + " bytes before the end of a fetched slice");
+                }
+                copied += read;
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 

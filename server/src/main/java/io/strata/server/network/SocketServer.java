@@ -16,9 +16,13 @@ import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.strata.server.config.ListenerSecurity;
 import io.strata.server.config.ServerConfig;
 import io.strata.server.config.ServerConfig.Endpoint;
+import io.strata.server.security.SslEngineFactory;
+import io.strata.server.security.SslSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,7 +36,9 @@ import java.util.concurrent.TimeUnit;
  * read length-prefixed frames into {@link KafkaConnection}s (refusing any whose prefix exceeds
  * {@code socket.request.max.bytes} before buffering it, and buffering none whose size the
  * {@link RequestMemoryPool} of {@code queued.max.request.bytes} has not granted) and write
- * responses. Uses epoll where available.
+ * responses. Uses epoll where available. An SSL listener ({@code listener.security.protocol.map})
+ * puts Netty's {@link SslHandler} (JDK engine from its {@link SslEngineFactory}, built when this
+ * server is constructed so that a bad key store stops the start) first in each connection's pipeline.
  *
  * <p>Memory held for requests, all connections together: at most the pool's capacity in
  * frames, plus per connection at most {@link KafkaConnection#UNFRAMED_BYTES_MAX} bytes read but
@@ -57,6 +63,8 @@ public final class SocketServer implements AutoCloseable {
     private final EventLoopGroup eventLoops;
     private final Class<? extends ServerChannel> channelType;
     private final Map<String, Channel> listeners = new LinkedHashMap<>();
+    /** The TLS side of each SSL listener, by listener name as configured. */
+    private final Map<String, SslEngineFactory> tlsListeners = new LinkedHashMap<>();
     private final NetworkObserver observer;
     private final NamedThreadFactory networkThreads = new NamedThreadFactory("strata-network");
 
@@ -77,6 +85,13 @@ public final class SocketServer implements AutoCloseable {
             config.getInt(ServerConfig.MAX_CONNECTIONS_PER_IP), config.maxConnectionsPerIpOverrides(),
             config.getInt(ServerConfig.MAX_CONNECTION_CREATION_RATE)));
         this.creationRate = new ConnectionRateThrottle(() -> quotas.limits().maxConnectionCreationRate(), System::nanoTime);
+        for (Endpoint endpoint : config.listenerEndpoints()) {
+            if (ListenerSecurity.SSL.equals(config.securityProtocol(endpoint.listenerName()))) {
+                SslEngineFactory tls = SslEngineFactory.create(SslSettings.forListener(config.originals(), endpoint.listenerName()), true);
+                tlsListeners.put(endpoint.listenerName(), tls);
+                LOG.info("Listener {} uses TLS: {}", endpoint.listenerName(), tls);
+            }
+        }
         boolean epoll = Epoll.isAvailable();
         IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         this.channelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
@@ -113,6 +128,7 @@ public final class SocketServer implements AutoCloseable {
     private ServerBootstrap bootstrap(String listenerName) {
         int maxRequestBytes = config.getInt(ServerConfig.SOCKET_REQUEST_MAX_BYTES);
         long idleMs = config.getLong(ServerConfig.CONNECTIONS_MAX_IDLE_MS);
+        SslEngineFactory tls = tlsListeners.get(listenerName);
         ServerBootstrap bootstrap = new ServerBootstrap()
             .group(acceptor, eventLoops)
             .channel(channelType)
@@ -126,9 +142,12 @@ public final class SocketServer implements AutoCloseable {
             .childHandler(new ChannelInitializer<SocketChannel>() {
                 @Override
                 protected void initChannel(SocketChannel channel) {
+                    if (tls != null) {
+                        channel.pipeline().addLast("tls", new SslHandler(tls.createServerEngine()));
+                    }
                     channel.pipeline()
                         .addLast("idle", new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS))
-                        .addLast("connection", new KafkaConnection(listenerName, requestChannel, quotas, memoryPool, maxRequestBytes, observer));
+                        .addLast("connection", new KafkaConnection(listenerName, requestChannel, quotas, memoryPool, maxRequestBytes, observer, tls));
                 }
             });
         int sendBuffer = config.getInt(ServerConfig.SOCKET_SEND_BUFFER_BYTES);

@@ -16,11 +16,13 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.strata.common.Time;
 import io.strata.protocol.ApiMessage;
 import io.strata.protocol.Frames;
 import io.strata.protocol.message.ApiMessageType;
+import io.strata.server.security.SslEngineFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,6 +56,11 @@ import java.util.concurrent.TimeoutException;
  *       fail at once); response frames above {@link Settings#maxResponseBytes()} close the
  *       connection before they are buffered.</li>
  * </ul>
+ *
+ * <p>TLS: with {@link #useTls} every connection starts with a client-side TLS handshake (the
+ * destination listener's {@code ssl.*} settings: trust store, the broker's own key store for
+ * mTLS, {@code ssl.endpoint.identification.algorithm}); requests written meanwhile wait in the
+ * {@link SslHandler} until it completes, and a failed handshake fails them like a lost connection.
  *
  * <p>Threading: callers on any thread; each destination's state lives on one event loop, and
  * futures complete there (callers must not block in their continuations).
@@ -103,6 +110,8 @@ public final class InterBrokerClient implements AutoCloseable {
     private final Random random;
     private final Map<Integer, NodeConnection> connections = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    /** The client side of TLS for every connection, or null for PLAINTEXT. */
+    private volatile SslEngineFactory tls;
     /** Told of every established connection that was lost (not of one this client shut down); never null. */
     private volatile java.util.function.Consumer<Endpoint> connectionLostListener = endpoint -> { };
 
@@ -129,6 +138,12 @@ public final class InterBrokerClient implements AutoCloseable {
         this.ownsGroup = ownsGroup;
         this.time = time;
         this.random = random;
+    }
+
+    /** Speaks TLS on every connection opened from now on ({@code null}: PLAINTEXT); set before the first request. Returns this client. */
+    public InterBrokerClient useTls(SslEngineFactory clientSide) {
+        this.tls = clientSide;
+        return this;
     }
 
     /**
@@ -253,6 +268,10 @@ public final class InterBrokerClient implements AutoCloseable {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel socket) {
+                        SslEngineFactory clientSide = tls;
+                        if (clientSide != null) {
+                            socket.pipeline().addLast("tls", new SslHandler(clientSide.createClientEngine(endpoint.host(), endpoint.port())));
+                        }
                         socket.pipeline().addLast(new LengthFieldBasedFrameDecoder(settings.maxResponseBytes(), 0, Frames.SIZE_PREFIX_BYTES,
                             0, Frames.SIZE_PREFIX_BYTES));
                         socket.pipeline().addLast(new ResponseHandler(NodeConnection.this));

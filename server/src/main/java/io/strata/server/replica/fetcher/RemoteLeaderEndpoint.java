@@ -135,6 +135,7 @@ public final class RemoteLeaderEndpoint implements LeaderEndpoint {
         private final InterBrokerClient.Settings settings;
         private final Time time;
         private final Random random;
+        private volatile io.strata.server.security.SslEngineFactory tls;
 
         /**
          * @param addresses a broker's endpoint on the inter-broker listener, from the metadata image's
@@ -155,7 +156,13 @@ public final class RemoteLeaderEndpoint implements LeaderEndpoint {
         public LeaderEndpoint apply(int leaderId) {
             EventLoopGroup group = new MultiThreadIoEventLoopGroup(1,
                 new DefaultThreadFactory("strata-replica-fetcher-" + brokerId + "-" + leaderId, true), NioIoHandler.newFactory());
-            return new RemoteLeaderEndpoint(leaderId, addresses, new InterBrokerClient(settings, group, time, random), group);
+            return new RemoteLeaderEndpoint(leaderId, addresses, new InterBrokerClient(settings, group, time, random).useTls(tls), group);
+        }
+
+        /** Fetches over TLS (the inter-broker listener's client side), or PLAINTEXT when null; set before the first endpoint. Returns this. */
+        public Factory useTls(io.strata.server.security.SslEngineFactory clientSide) {
+            this.tls = clientSide;
+            return this;
         }
 
         /** Nothing of its own to release: every endpoint owns and closes its event loop. */

@@ -17,11 +17,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Until TLS and SASL exist, a configuration that asks for them stops the start with a message
- * naming the listener or key: never plaintext where the operator asked for TLS or
- * authentication, never a security setting silently ignored.
+ * Every listener gets its security protocol or the start stops with a message naming the
+ * listener or key: never plaintext where the operator asked for TLS or SASL, never a security
+ * setting silently ignored. PLAINTEXT and SSL are served; SASL is refused until it lands.
  */
-class UnimplementedSecurityTest {
+class ListenerSecurityTest {
     @TempDir
     Path dataDir;
 
@@ -49,9 +49,19 @@ class UnimplementedSecurityTest {
             });
     }
 
+    /** A cluster node (controller.quorum.voters set) with a PLAINTEXT controller listener. */
+    private static Map<String, String> clusterNode(String... keysAndValues) {
+        Map<String, String> properties = with("process.roles", "broker,controller", "node.id", "1",
+            "controller.quorum.voters", "1@127.0.0.1:19093", "controller.listener.names", "CONTROLLER");
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            properties.put(keysAndValues[i], keysAndValues[i + 1]);
+        }
+        return properties;
+    }
+
     @Test
-    void aListenerWhoseSecurityProtocolIsNotImplementedStopsTheStart() {
-        for (String protocol : new String[] {"SSL", "SASL_PLAINTEXT", "SASL_SSL"}) {
+    void aSaslListenerStopsTheStartUntilSaslIsImplemented() {
+        for (String protocol : new String[] {"SASL_PLAINTEXT", "SASL_SSL"}) {
             // By name (Kafka's default map gives each protocol name its own protocol) ...
             assertRefused(with("listeners", protocol + "://127.0.0.1:0"), protocol + "://127.0.0.1:0", protocol);
             // ... through listener.security.protocol.map ...
@@ -71,21 +81,51 @@ class UnimplementedSecurityTest {
     }
 
     @Test
+    void sslListenersAndTheirKeysAreAccepted() {
+        ServerConfig byName = ServerConfig.fromMap(with("listeners", "SSL://127.0.0.1:0", "ssl.keystore.location", "/k.p12",
+            "ssl.client.auth", "required", "listener.name.ssl.ssl.enabled.protocols", "TLSv1.3"));
+        assertThat(byName.securityProtocol("SSL")).isEqualTo("SSL");
+        ServerConfig mapped = ServerConfig.fromMap(with("listeners", "PLAINTEXT://127.0.0.1:0,secure://127.0.0.1:0",
+            "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SECURE:ssl", "security.inter.broker.protocol", "SSL"));
+        assertThat(mapped.securityProtocol("secure")).isEqualTo("SSL");
+        assertThat(mapped.securityProtocol("PLAINTEXT")).isEqualTo("PLAINTEXT");
+    }
+
+    @Test
     void aListenerWithoutASecurityProtocolOrWithAnUnknownOneIsRefusedAsKafkaRefusesIt() {
         assertThatThrownBy(() -> ServerConfig.fromMap(with("listeners", "CLIENT://127.0.0.1:0")))
-            .isInstanceOf(ConfigException.class).hasMessageContaining("No security protocol defined for listener CLIENT");
+            .isInstanceOf(ConfigException.class).hasMessageContaining("No security protocol defined for listener CLIENT")
+            .hasMessageContaining("listener.security.protocol.map");
+        // Once the map is set, Kafka's defaults no longer apply: an SSL listener missing from it is refused.
+        assertThatThrownBy(() -> ServerConfig.fromMap(with("listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+            "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT")))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("No security protocol defined for listener SSL");
         assertThatThrownBy(() -> ServerConfig.fromMap(with("listener.security.protocol.map", "PLAINTEXT:TLS")))
             .isInstanceOf(ConfigException.class).hasMessageContaining("listener.security.protocol.map").hasMessageContaining("TLS");
         assertThatThrownBy(() -> ServerConfig.fromMap(with("listener.security.protocol.map", "PLAINTEXT")))
             .isInstanceOf(ConfigException.class).hasMessageContaining("listener.security.protocol.map");
+        assertThatThrownBy(() -> ServerConfig.fromMap(with("security.inter.broker.protocol", "TLS")))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("security.inter.broker.protocol").hasMessageContaining("unknown");
+    }
+
+    @Test
+    void aClusterNodeMayUseSslForItsInterBrokerAndControllerListeners() {
+        ServerConfig allSsl = ServerConfig.fromMap(clusterNode("listeners", "SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:19093",
+            "listener.security.protocol.map", "SSL:SSL,CONTROLLER:SSL"));
+        assertThat(allSsl.interBrokerListenerName()).isEqualTo("SSL");
+        assertThat(allSsl.securityProtocol("CONTROLLER")).isEqualTo("SSL");
+        // security.inter.broker.protocol picks the listener named after it, as in Kafka.
+        ServerConfig byProtocol = ServerConfig.fromMap(clusterNode("listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:19093",
+            "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SSL:SSL,CONTROLLER:PLAINTEXT", "security.inter.broker.protocol", "SSL"));
+        assertThat(byProtocol.interBrokerListenerName()).isEqualTo("SSL");
     }
 
     @Test
     void everySecurityKeyThatWouldHaveNoEffectStopsTheStartNamingIt() {
         String[] keys = {
-            "ssl.keystore.location", "ssl.truststore.password", "ssl.client.auth", "ssl.enabled.protocols",
+            "ssl.engine.factory.class", "ssl.provider", "listener.name.client.ssl.provider",
             "sasl.enabled.mechanisms", "sasl.mechanism.inter.broker.protocol", "sasl.jaas.config", "sasl.kerberos.service.name",
-            "listener.name.plaintext.ssl.keystore.location", "listener.name.client.sasl.enabled.mechanisms",
+            "listener.name.client.sasl.enabled.mechanisms",
             "listener.name.client.scram-sha-256.sasl.jaas.config", "listener.name.client.connections.max.reauth.ms",
             "listener.name.client.principal.builder.class",
             "authorizer.class.name", "super.users", "allow.everyone.if.no.acl.found", "principal.builder.class",
