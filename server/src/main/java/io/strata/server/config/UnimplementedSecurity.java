@@ -21,8 +21,7 @@ import java.util.Set;
  * in upper case, as Kafka normalises them. Only PLAINTEXT is served.
  *
  * <p>Refused keys, when set at all (any value: none of them has an effect here):
- * {@code ssl.*}, {@code sasl.*}, {@code delegation.token.*}, {@value #AUTHORIZER_CLASS_NAME},
- * {@code super.users}, {@code allow.everyone.if.no.acl.found}, {@code principal.builder.class},
+ * {@code ssl.*}, {@code sasl.*}, {@code delegation.token.*}, {@code principal.builder.class},
  * {@code connections.max.reauth.ms}, {@code security.providers}, and the per-listener forms
  * {@code listener.name.<listener>.[<mechanism>.](ssl|sasl).*},
  * {@code listener.name.<listener>.connections.max.reauth.ms} and
@@ -32,7 +31,6 @@ import java.util.Set;
  * <p>Stateless.
  */
 final class UnimplementedSecurity {
-    static final String AUTHORIZER_CLASS_NAME = "authorizer.class.name";
     static final String SECURITY_INTER_BROKER_PROTOCOL = "security.inter.broker.protocol";
     static final String REMOTE_LOG_STORAGE_SYSTEM_ENABLE = "remote.log.storage.system.enable";
 
@@ -40,8 +38,7 @@ final class UnimplementedSecurity {
     /** Kafka's SecurityProtocol names; all but PLAINTEXT are not implemented. */
     private static final Set<String> PROTOCOLS = Set.of(PLAINTEXT, "SSL", "SASL_PLAINTEXT", "SASL_SSL");
     private static final List<String> SECURITY_PREFIXES = List.of("ssl.", "sasl.", "delegation.token.");
-    private static final Set<String> SECURITY_KEYS = Set.of(AUTHORIZER_CLASS_NAME, "super.users", "allow.everyone.if.no.acl.found",
-        "principal.builder.class", "connections.max.reauth.ms", "security.providers");
+    private static final Set<String> SECURITY_KEYS = Set.of("principal.builder.class", "connections.max.reauth.ms", "security.providers");
     /** Keys Kafka also accepts with a {@code listener.name.<listener>.} prefix, besides the ssl./sasl. ones. */
     private static final Set<String> PER_LISTENER_SECURITY_KEYS = Set.of("principal.builder.class", "connections.max.reauth.ms");
     private static final String LISTENER_PREFIX = "listener.name.";

@@ -84,6 +84,20 @@ public final class Request {
         return connection.remoteAddress();
     }
 
+    /**
+     * Who sent the request: {@code User:ANONYMOUS} on every connection until authenticated
+     * listeners exist (the security plan's principal replaces this).
+     */
+    public io.strata.metadata.authorizer.KafkaPrincipal principal() {
+        return io.strata.metadata.authorizer.KafkaPrincipal.ANONYMOUS;
+    }
+
+    /** The client's host as ACLs name it: its IP address in text form. */
+    public String clientHost() {
+        InetSocketAddress address = clientAddress();
+        return address == null || address.getAddress() == null ? "" : address.getAddress().getHostAddress();
+    }
+
     public String listenerName() {
         return connection.listenerName();
     }
