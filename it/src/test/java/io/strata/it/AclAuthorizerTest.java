@@ -123,6 +123,7 @@ class AclAuthorizerTest {
              Admin admin = admin(server.bootstrap())) {
             assertThatThrownBy(() -> admin.createTopics(List.of(new NewTopic("not-allowed", 1, (short) 1))).all().get())
                 .hasCauseInstanceOf(TopicAuthorizationException.class);
+            assertThatThrownBy(() -> admin.deleteTopics(List.of(topic)).all().get()).hasCauseInstanceOf(TopicAuthorizationException.class);
             // ALTER on the cluster implies DESCRIBE, which DescribeAcls needs.
             assertThat(admin.describeAcls(ALL).values().get()).hasSize(1);
 

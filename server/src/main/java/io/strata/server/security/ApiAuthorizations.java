@@ -105,7 +105,7 @@ public final class ApiAuthorizations {
 
     /** The APIs whose handlers perform the checks of {@link #TABLE} (the others are super users only while authorizing). */
     public static final Set<ApiMessageType> ENFORCED = Set.of(ApiMessageType.API_VERSIONS, ApiMessageType.PRODUCE, ApiMessageType.FETCH,
-        ApiMessageType.LIST_OFFSETS, ApiMessageType.METADATA, ApiMessageType.CREATE_TOPICS,
+        ApiMessageType.LIST_OFFSETS, ApiMessageType.METADATA, ApiMessageType.CREATE_TOPICS, ApiMessageType.DELETE_TOPICS,
         ApiMessageType.INIT_PRODUCER_ID, ApiMessageType.CREATE_ACLS, ApiMessageType.DELETE_ACLS, ApiMessageType.DESCRIBE_ACLS,
         ApiMessageType.DESCRIBE_CLUSTER);
 
