@@ -118,6 +118,20 @@ public interface ControllerApi {
         return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getName() + " does not serve ListPartitionReassignments"));
     }
 
+    /**
+     * CreateAcls (key 30): validated and written by the active controller, answered per creation
+     * ({@link io.strata.metadata.authorizer.AclControl#createAcls}); completes once committed.
+     */
+    default CompletableFuture<io.strata.protocol.message.CreateAclsResponseData> createAcls(io.strata.protocol.message.CreateAclsRequestData request) {
+        // A default so test doubles keep compiling; both real implementations override it.
+        return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getName() + " does not serve CreateAcls"));
+    }
+
+    /** DeleteAcls (key 31): every ACL each filter matches is removed ({@link io.strata.metadata.authorizer.AclControl#deleteAcls}). */
+    default CompletableFuture<io.strata.protocol.message.DeleteAclsResponseData> deleteAcls(io.strata.protocol.message.DeleteAclsRequestData request) {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getName() + " does not serve DeleteAcls"));
+    }
+
     /** UpdateFeatures; see {@link FeatureUpdates}. */
     CompletableFuture<FeatureUpdates.Result> updateFeatures(Map<String, FeatureUpdates.Update> updates, Map<String, short[]> supported,
                                                             boolean validateOnly);

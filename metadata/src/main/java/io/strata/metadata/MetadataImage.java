@@ -1,6 +1,10 @@
 package io.strata.metadata;
 
+import io.strata.metadata.authorizer.AclIndex;
+import io.strata.metadata.authorizer.StandardAcl;
+import io.strata.metadata.record.AccessControlEntryRecord;
 import io.strata.metadata.record.BrokerRegistrationChangeRecord;
+import io.strata.metadata.record.RemoveAccessControlEntryRecord;
 import io.strata.metadata.record.ConfigRecord;
 import io.strata.metadata.record.FeatureLevelRecord;
 import io.strata.metadata.record.FenceBrokerRecord;
@@ -48,6 +52,8 @@ import java.util.UUID;
  *       topic for an empty name) that has any, as a PartitionChange would (partition epoch + 1,
  *       Kafka's replay); an unknown topic name is a replay error.</li>
  *   <li>RegisterController: replaces the controller's entry in {@link #controllers()}.</li>
+ *   <li>AccessControlEntry / RemoveAccessControlEntry: adds the ACL of the record's id / removes it
+ *       (removing an unknown id is a replay error, as in Kafka's AclsDelta); see {@link #acls()}.</li>
  *   <li>NoOp: nothing but the offset.</li>
  * </ul>
  *
@@ -55,7 +61,8 @@ import java.util.UUID;
  * them on {@link #EMPTY} at the image's offset gives an {@link #equals equal} image.
  */
 public final class MetadataImage {
-    public static final MetadataImage EMPTY = new MetadataImage(-1L, Map.of(), Map.of(), Map.of(), Map.of(), Map.of(), Map.of(), 0L);
+    public static final MetadataImage EMPTY = new MetadataImage(-1L, Map.of(), Map.of(), Map.of(), Map.of(), Map.of(), Map.of(), 0L,
+        AclIndex.EMPTY);
 
     private final long offset;
     private final Map<String, TopicImage> topicsByName;
@@ -65,10 +72,12 @@ public final class MetadataImage {
     private final Map<Integer, BrokerRegistration> brokers;
     private final Map<Integer, ControllerRegistration> controllers;
     private final long nextProducerId;
+    private final AclIndex acls;
 
     private MetadataImage(long offset, Map<String, TopicImage> topicsByName, Map<UUID, TopicImage> topicsById,
                           Map<ConfigResource, Map<String, String>> configs, Map<String, Short> features,
-                          Map<Integer, BrokerRegistration> brokers, Map<Integer, ControllerRegistration> controllers, long nextProducerId) {
+                          Map<Integer, BrokerRegistration> brokers, Map<Integer, ControllerRegistration> controllers, long nextProducerId,
+                          AclIndex acls) {
         this.offset = offset;
         this.topicsByName = topicsByName;
         this.topicsById = topicsById;
@@ -77,6 +86,12 @@ public final class MetadataImage {
         this.brokers = brokers;
         this.controllers = controllers;
         this.nextProducerId = nextProducerId;
+        this.acls = acls;
+    }
+
+    /** Every ACL of the cluster, indexed for the authorizer. */
+    public AclIndex acls() {
+        return acls;
     }
 
     /** The offset of the last metadata record reflected here (-1 for the empty image). */
@@ -129,7 +144,7 @@ public final class MetadataImage {
 
     /** This image at another offset (an image applied before its batch's offsets were known). */
     public MetadataImage withOffset(long newOffset) {
-        return newOffset == offset ? this : new MetadataImage(newOffset, topicsByName, topicsById, configs, features, brokers, controllers, nextProducerId);
+        return newOffset == offset ? this : new MetadataImage(newOffset, topicsByName, topicsById, configs, features, brokers, controllers, nextProducerId, acls);
     }
 
     /** Applies records read from (or just written to) the log; {@code lastOffset} is the offset of the last one. */
@@ -151,6 +166,7 @@ public final class MetadataImage {
         private Map<Integer, BrokerRegistration> brokers;
         private Map<Integer, ControllerRegistration> controllers;
         private long nextProducerId;
+        private Map<UUID, StandardAcl> acls;
 
         /** Partition maps changed by this batch, by topic id; they become TopicImages in {@link #build}. */
         private final Map<UUID, Map<Integer, PartitionRegistration>> touchedPartitions = new HashMap<>();
@@ -263,11 +279,24 @@ public final class MetadataImage {
                 controllers.put(register.controllerId(), new ControllerRegistration(register.controllerId(), register.incarnationId(), endpoints));
             } else if (record instanceof ProducerIdsRecord ids) {
                 nextProducerId = Math.max(nextProducerId, ids.nextProducerId());
+            } else if (record instanceof AccessControlEntryRecord acl) {
+                acls().put(acl.id(), StandardAcl.of(acl));
+            } else if (record instanceof RemoveAccessControlEntryRecord remove) {
+                if (acls().remove(remove.id()) == null) {
+                    throw new IllegalStateException("RemoveAccessControlEntryRecord for unknown ACL id " + remove.id());
+                }
             } else if (record instanceof NoOpRecord) {
                 // Only the offset moves (build sets it).
             } else {
                 throw new IllegalStateException("unknown metadata record " + record.getClass().getSimpleName());
             }
+        }
+
+        private Map<UUID, StandardAcl> acls() {
+            if (acls == null) {
+                acls = new HashMap<>(base.acls.acls());
+            }
+            return acls;
         }
 
         private Map<Integer, BrokerRegistration> brokers() {
@@ -363,14 +392,15 @@ public final class MetadataImage {
                 features == null ? base.features : Collections.unmodifiableMap(features),
                 brokers == null ? base.brokers : Collections.unmodifiableMap(brokers),
                 controllers == null ? base.controllers : Collections.unmodifiableMap(controllers),
-                nextProducerId);
+                nextProducerId,
+                acls == null ? base.acls : AclIndex.of(acls));
         }
     }
 
     /**
      * The whole image as records, in the order a snapshot holds them: features, brokers (each
      * registration, then a BrokerRegistrationChangeRecord if it is in controlled shutdown),
-     * controllers, topics each followed by its partitions, configurations, producer ids. Within a
+     * controllers, topics each followed by its partitions, configurations, ACLs (by id), producer ids. Within a
      * kind the order is by id or name, so equal images give equal lists.
      *
      * <p>Postcondition: {@code EMPTY.apply(toRecords(), offset())} {@link #equals equals} this image.
@@ -406,6 +436,11 @@ public final class MetadataImage {
                     .setName(setting.getKey()).setValue(setting.getValue()));
             }
         }
+        List<Map.Entry<UUID, StandardAcl>> aclEntries = new ArrayList<>(acls.acls().entrySet());
+        aclEntries.sort(Map.Entry.comparingByKey());
+        for (Map.Entry<UUID, StandardAcl> acl : aclEntries) {
+            records.add(acl.getValue().toRecord(acl.getKey()));
+        }
         if (nextProducerId > 0) {
             // No broker owns a snapshot's block; -1 as KRaft's snapshots write.
             records.add(new ProducerIdsRecord().setBrokerId(-1).setBrokerEpoch(-1).setNextProducerId(nextProducerId));
@@ -436,18 +471,19 @@ public final class MetadataImage {
     public boolean equals(Object other) {
         return other instanceof MetadataImage that && offset == that.offset && nextProducerId == that.nextProducerId
             && topicsByName.equals(that.topicsByName) && topicsById.equals(that.topicsById) && configs.equals(that.configs)
-            && features.equals(that.features) && brokers.equals(that.brokers) && controllers.equals(that.controllers);
+            && features.equals(that.features) && brokers.equals(that.brokers) && controllers.equals(that.controllers)
+            && acls.equals(that.acls);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(offset, nextProducerId, topicsByName, configs, features, brokers, controllers);
+        return Objects.hash(offset, nextProducerId, topicsByName, configs, features, brokers, controllers, acls);
     }
 
     @Override
     public String toString() {
         return "MetadataImage(offset=" + offset + ", topics=" + topicsByName + ", configs=" + configs + ", features=" + features
-            + ", brokers=" + brokers + ", controllers=" + controllers + ", nextProducerId=" + nextProducerId + ")";
+            + ", brokers=" + brokers + ", controllers=" + controllers + ", nextProducerId=" + nextProducerId + ", acls=" + acls.acls().size() + ")";
     }
 
     static int[] toArray(List<Integer> values) {

@@ -1293,6 +1293,24 @@ public final class QuorumController implements ControllerApi, AutoCloseable {
         return ElrConfigRules.safetyRecords(image, settings.topicDefaults().getOrDefault(io.strata.storage.LogConfig.MIN_IN_SYNC_REPLICAS, "1"));
     }
 
+    // ---------------------------------------------------------------- ACLs
+
+    @Override
+    public CompletableFuture<io.strata.protocol.message.CreateAclsResponseData> createAcls(io.strata.protocol.message.CreateAclsRequestData request) {
+        return submit("create acls", () -> {
+            var outcome = io.strata.metadata.authorizer.AclControl.createAcls(image().acls(), request, Uuids::randomTopicId);
+            return Outcome.of(outcome.records(), outcome.response());
+        });
+    }
+
+    @Override
+    public CompletableFuture<io.strata.protocol.message.DeleteAclsResponseData> deleteAcls(io.strata.protocol.message.DeleteAclsRequestData request) {
+        return submit("delete acls", () -> {
+            var outcome = io.strata.metadata.authorizer.AclControl.deleteAcls(image().acls(), request);
+            return Outcome.of(outcome.records(), outcome.response());
+        });
+    }
+
     // ---------------------------------------------------------------- producer ids
 
     @Override

@@ -235,10 +235,10 @@ final class BrokerServer {
         ApiVersionsTable apiVersions = StrataServer.apiVersions();
         BrokerContext context = new BrokerContext(config, nodeId, shared.clusterId(), controllerApi, replicaManager, apiVersions, shared.features(),
             producerIds, time, groupCoordinator, offsetsTopic, transactionCoordinator, transactionStateTopic,
-            shared.directoryId(), metadata, shared.quorum(), shared.remoteController());
+            shared.directoryId(), metadata, shared.quorum(), shared.remoteController(), config.authorization(() -> metadata.image().acls()));
         java.util.Map<io.strata.protocol.message.ApiMessageType, io.strata.server.api.ApiHandler> handlers = ApiHandlers.create(context);
         fetchSessions = ApiHandlers.fetchSessions(handlers);
-        ApiDispatcher brokerDispatcher = new ApiDispatcher(apiVersions, handlers);
+        ApiDispatcher brokerDispatcher = new ApiDispatcher(apiVersions, handlers, context.authorization());
         for (String listener : config.listeners()) {
             String name = ServerConfig.Endpoint.parse(listener).listenerName();
             if (!config.isControllerListener(name)) {

@@ -77,9 +77,10 @@ final class ControllerServer {
             return;
         }
         BrokerContext controllerContext = new BrokerContext(config, config.nodeId(), shared.clusterId(), controller, null, ControllerApis.apiVersions(),
-            shared.features(), null, shared.time(), null, null, null, null, shared.directoryId(), shared.metadata(), shared.quorum(), null);
+            shared.features(), null, shared.time(), null, null, null, null, shared.directoryId(), shared.metadata(), shared.quorum(), null,
+            config.authorization(() -> shared.metadata().image().acls()));
         ApiDispatcher controllerDispatcher = new ApiDispatcher(ControllerApis.apiVersions(), ControllerApis.create(controllerContext, controller,
-            shared.quorum(), shared.peers()::endpoints));
+            shared.quorum(), shared.peers()::endpoints), controllerContext.authorization());
         for (String name : config.controllerListenerNames()) {
             shared.dispatcher().register(name, controllerDispatcher);
         }

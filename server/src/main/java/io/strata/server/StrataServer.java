@@ -136,6 +136,10 @@ public final class StrataServer implements AutoCloseable {
             .add(ApiMessageType.DESCRIBE_TRANSACTIONS, 0, 0)
             .add(ApiMessageType.LIST_TRANSACTIONS, 0, 2)
             .add(ApiMessageType.DESCRIBE_PRODUCERS, 0, 0)
+            // ACLs (v0 went in Kafka 4, KIP-896); created and deleted through the active controller.
+            .add(ApiMessageType.DESCRIBE_ACLS, 1, 3)
+            .add(ApiMessageType.CREATE_ACLS, 1, 3)
+            .add(ApiMessageType.DELETE_ACLS, 1, 3)
             .build();
     }
 

@@ -416,7 +416,7 @@ class ConfigApisTest {
     @Test
     void dynamicSecuritySettingsAreRefusedNamingThemUntilSecurityLands() {
         for (String key : List.of("listener.name.plaintext.ssl.keystore.location", "ssl.keystore.location", "sasl.enabled.mechanisms",
-                "super.users", "listener.name.plaintext.scram-sha-256.sasl.jaas.config")) {
+                "sasl.jaas.config", "listener.name.plaintext.scram-sha-256.sasl.jaas.config")) {
             for (String resource : List.of("1", "")) {
                 assertThatThrownBy(() -> alter(broker(resource), op(key, "x", AlterConfigOp.OpType.SET))).as("%s on broker '%s'", key, resource)
                     .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(InvalidRequestException.class)

@@ -48,6 +48,7 @@ public final class ApiHandlers {
         new GroupHandlers(context, context.offsetsTopic()).register(handlers);
         new ConsumerGroupHandlers(context).register(handlers);
         new TransactionHandlers(context).register(handlers);
+        new AclHandlers(context).register(handlers);
         return handlers;
     }
 

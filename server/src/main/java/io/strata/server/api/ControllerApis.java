@@ -74,6 +74,8 @@ public final class ControllerApis {
             .add(ApiMessageType.ALTER_PARTITION_REASSIGNMENTS, 0, 1)
             .add(ApiMessageType.LIST_PARTITION_REASSIGNMENTS, 0, 0)
             .add(ApiMessageType.DESCRIBE_CLUSTER, 0, 2)
+            .add(ApiMessageType.CREATE_ACLS, 1, 3)
+            .add(ApiMessageType.DELETE_ACLS, 1, 3)
             .build();
     }
 
@@ -127,6 +129,11 @@ public final class ControllerApis {
         handlers.put(ApiMessageType.LIST_PARTITION_REASSIGNMENTS, PartitionReassignmentsHandler.list(context));
         handlers.put(ApiMessageType.ALTER_PARTITION, new AlterPartitionHandler(controller));
         handlers.put(ApiMessageType.INCREMENTAL_ALTER_CONFIGS, request -> alterConfigs(controller, request));
+        // Forwarded ACL changes: the broker authorized them; the controller validates and writes them.
+        handlers.put(ApiMessageType.CREATE_ACLS, request -> controller.createAcls(request.body(io.strata.protocol.message.CreateAclsRequestData.class))
+            .whenComplete((response, failure) -> request.respond(failure == null ? response : aclFailure(failure, request))));
+        handlers.put(ApiMessageType.DELETE_ACLS, request -> controller.deleteAcls(request.body(io.strata.protocol.message.DeleteAclsRequestData.class))
+            .whenComplete((response, failure) -> request.respond(failure == null ? response : aclFailure(failure, request))));
         return handlers;
     }
 
@@ -152,6 +159,22 @@ public final class ControllerApis {
             response.brokers().add(new io.strata.protocol.message.DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(voter.nodeId())
                 .setHost(voter.host()).setPort(voter.port()).setRack(null));
         }
+        return response;
+    }
+
+    /** A failed CreateAcls / DeleteAcls (NOT_CONTROLLER mostly): the error on every creation or filter. */
+    private static ApiMessage aclFailure(Throwable failure, Request request) {
+        ErrorCode error = ControllerErrors.of(failure);
+        if (request.body() instanceof io.strata.protocol.message.CreateAclsRequestData create) {
+            var response = new io.strata.protocol.message.CreateAclsResponseData();
+            create.creations().forEach(c -> response.results().add(new io.strata.protocol.message.CreateAclsResponseData.AclCreationResult()
+                .setErrorCode(error.code()).setErrorMessage(ControllerErrors.message(failure))));
+            return response;
+        }
+        var delete = (io.strata.protocol.message.DeleteAclsRequestData) request.body();
+        var response = new io.strata.protocol.message.DeleteAclsResponseData();
+        delete.filters().forEach(f -> response.filterResults().add(new io.strata.protocol.message.DeleteAclsResponseData.DeleteAclsFilterResult()
+            .setErrorCode(error.code()).setErrorMessage(ControllerErrors.message(failure))));
         return response;
     }
 

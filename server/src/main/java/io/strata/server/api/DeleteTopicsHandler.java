@@ -1,5 +1,7 @@
 package io.strata.server.api;
 
+import io.strata.metadata.authorizer.AclOperation;
+import io.strata.metadata.authorizer.ResourceType;
 import io.strata.metadata.ControllerApi;
 import io.strata.metadata.MetadataImage;
 import io.strata.metadata.TopicImage;
@@ -56,6 +58,7 @@ final class DeleteTopicsHandler implements ApiHandler {
         }
         List<DeleteTopicsResponseData.DeletableTopicResult> results = new ArrayList<>();
         Map<UUID, String> toDelete = resolve(requested, context.image(), results);
+        authorize(request, requested, toDelete, results);
         if (toDelete.isEmpty()) {
             request.respond(new DeleteTopicsResponseData().setResponses(results));
             return;
@@ -73,6 +76,35 @@ final class DeleteTopicsHandler implements ApiHandler {
             }
             request.respond(new DeleteTopicsResponseData().setResponses(results));
         });
+    }
+
+    /**
+     * Kafka's checks: DELETE on each topic, else TOPIC_AUTHORIZATION_FAILED (for a topic named by
+     * id without DESCRIBE, without its name); a missing topic named by a principal that may not
+     * delete it is TOPIC_AUTHORIZATION_FAILED too, so its absence is not told.
+     */
+    private void authorize(Request request, List<DeleteTopicsRequestData.DeleteTopicState> requested, Map<UUID, String> toDelete,
+                           List<DeleteTopicsResponseData.DeletableTopicResult> results) {
+        var authorization = context.authorization();
+        Set<String> byName = new java.util.HashSet<>();
+        requested.forEach(topic -> byName.add(topic.name()));
+        for (DeleteTopicsResponseData.DeletableTopicResult result : results) {
+            if (result.errorCode() == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.code() && result.name() != null
+                && !authorization.authorize(request, AclOperation.DELETE, ResourceType.TOPIC, result.name())) {
+                result.setErrorCode(ErrorCode.TOPIC_AUTHORIZATION_FAILED.code()).setErrorMessage(null);
+            }
+        }
+        java.util.Iterator<Map.Entry<UUID, String>> entries = toDelete.entrySet().iterator();
+        while (entries.hasNext()) {
+            Map.Entry<UUID, String> entry = entries.next();
+            if (!authorization.authorize(request, AclOperation.DELETE, ResourceType.TOPIC, entry.getValue())) {
+                boolean described = authorization.authorize(request, AclOperation.DESCRIBE, ResourceType.TOPIC, entry.getValue());
+                boolean named = byName.contains(entry.getValue());
+                results.add(result(described || named ? entry.getValue() : null, named ? Uuids.ZERO : entry.getKey(),
+                    ErrorCode.TOPIC_AUTHORIZATION_FAILED, null));
+                entries.remove();
+            }
+        }
     }
 
     /** The request's topics in v6 form: versions before 6 name them in {@code TopicNames}. */

@@ -65,6 +65,7 @@ final class DescribeClusterHandler implements ApiHandler {
             .setClusterId(context.clusterId())
             .setControllerId(controllerListed ? controllerId : -1)
             .setBrokers(brokers)
-            .setClusterAuthorizedOperations(body.includeClusterAuthorizedOperations() ? AuthorizedOperations.CLUSTER : AuthorizedOperations.OMITTED));
+            .setClusterAuthorizedOperations(body.includeClusterAuthorizedOperations()
+                ? context.authorization().clusterOperations(request) : AuthorizedOperations.OMITTED));
     }
 }

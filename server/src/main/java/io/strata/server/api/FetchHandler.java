@@ -107,9 +107,17 @@ final class FetchHandler implements ApiHandler {
         LinkedHashMap<TopicPartition, PartitionFetchInfo> fetchInfos = new LinkedHashMap<>();
         Map<FetchSessionCache.Key, TopicPartition> resolved = new LinkedHashMap<>();
         Map<FetchSessionCache.Key, FetchPartitionData> errors = new LinkedHashMap<>();
+        // A follower needs CLUSTER_ACTION on the cluster, a consumer READ on each topic; else TOPIC_AUTHORIZATION_FAILED, as Kafka.
+        boolean followerAuthorized = fromFollower && context.authorization().authorizeCluster(request, io.strata.metadata.authorizer.AclOperation.CLUSTER_ACTION);
         for (Map.Entry<FetchSessionCache.Key, FetchSessionCache.CachedPartition> entry : wanted.entrySet()) {
             FetchSessionCache.Key key = entry.getKey();
             TopicImage topic = byId ? image.topic(key.topicId()) : image.topic(key.topic());
+            String name = topic != null ? topic.name() : byId ? null : key.topic();
+            if (name != null && !(fromFollower ? followerAuthorized
+                : context.authorization().authorize(request, io.strata.metadata.authorizer.AclOperation.READ, io.strata.metadata.authorizer.ResourceType.TOPIC, name))) {
+                errors.put(key, FetchPartitionData.error(ErrorCode.TOPIC_AUTHORIZATION_FAILED, null));
+                continue;
+            }
             if (topic == null) {
                 errors.put(key, FetchPartitionData.error(byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, null));
                 continue;

@@ -26,7 +26,17 @@ final class InitProducerIdHandler implements ApiHandler {
         InitProducerIdRequestData body = request.body(InitProducerIdRequestData.class);
         InitProducerIdResponseData response = new InitProducerIdResponseData().setProducerId(-1L).setProducerEpoch((short) -1);
         if (body.transactionalId() != null) {
+            if (!context.authorization().authorize(request, io.strata.metadata.authorizer.AclOperation.WRITE, io.strata.metadata.authorizer.ResourceType.TRANSACTIONAL_ID, body.transactionalId())) {
+                request.respond(response.setErrorCode(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code()));
+                return;
+            }
             initTransactional(request, body, response);
+            return;
+        }
+        // Kafka 4: an idempotent producer needs IDEMPOTENT_WRITE on the cluster or WRITE on some topic (KIP-679).
+        if (!context.authorization().authorizeCluster(request, io.strata.metadata.authorizer.AclOperation.IDEMPOTENT_WRITE)
+            && !context.authorization().authorizeAny(request, io.strata.metadata.authorizer.AclOperation.WRITE, io.strata.metadata.authorizer.ResourceType.TOPIC)) {
+            request.respond(response.setErrorCode(ErrorCode.CLUSTER_AUTHORIZATION_FAILED.code()));
             return;
         }
         try {

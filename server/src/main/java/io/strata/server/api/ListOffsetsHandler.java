@@ -44,8 +44,11 @@ final class ListOffsetsHandler implements ApiHandler {
         ListOffsetsResponseData response = new ListOffsetsResponseData();
         for (ListOffsetsRequestData.ListOffsetsTopic topic : body.topics()) {
             ListOffsetsResponseData.ListOffsetsTopicResponse topicResponse = new ListOffsetsResponseData.ListOffsetsTopicResponse().setName(topic.name());
+            boolean authorized = context.authorization().authorize(request, io.strata.metadata.authorizer.AclOperation.DESCRIBE, io.strata.metadata.authorizer.ResourceType.TOPIC, topic.name());
             for (ListOffsetsRequestData.ListOffsetsPartition partition : topic.partitions()) {
-                ListOffsetsResponseData.ListOffsetsPartitionResponse result =
+                ListOffsetsResponseData.ListOffsetsPartitionResponse result = !authorized
+                    ? new ListOffsetsResponseData.ListOffsetsPartitionResponse().setPartitionIndex(partition.partitionIndex()).setTimestamp(-1L)
+                        .setOffset(-1L).setLeaderEpoch(-1).setErrorCode(ErrorCode.TOPIC_AUTHORIZATION_FAILED.code()) :
                     lookup(new TopicPartition(topic.name(), partition.partitionIndex()), partition, readCommitted, body.replicaId(),
                         request.apiVersion());
                 if (request.apiVersion() < 4) {

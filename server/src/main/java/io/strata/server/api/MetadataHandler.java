@@ -52,7 +52,7 @@ final class MetadataHandler implements ApiHandler {
             Set<String> names = new LinkedHashSet<>();
             for (MetadataRequestData.MetadataRequestTopic topic : body.topics()) {
                 if (topic.name() != null && image.topic(topic.name()) == null && TopicNames.validate(topic.name()) == null
-                    && !TopicNames.isInternal(topic.name())) {
+                    && !TopicNames.isInternal(topic.name()) && mayCreate(request, topic.name())) {
                     names.add(topic.name());
                 }
             }
@@ -74,7 +74,55 @@ final class MetadataHandler implements ApiHandler {
         });
     }
 
+    /** Auto-creation needs DESCRIBE and CREATE (on the cluster or the topic), as Kafka. */
+    private boolean mayCreate(Request request, String name) {
+        var authorization = context.authorization();
+        return authorization.authorize(request, io.strata.metadata.authorizer.AclOperation.DESCRIBE, io.strata.metadata.authorizer.ResourceType.TOPIC, name)
+            && (authorization.authorizeCluster(request, io.strata.metadata.authorizer.AclOperation.CREATE) || authorization.authorize(request, io.strata.metadata.authorizer.AclOperation.CREATE, io.strata.metadata.authorizer.ResourceType.TOPIC, name));
+    }
+
+    /**
+     * The response with authorization applied, as Kafka's: a topic the principal may not DESCRIBE
+     * is left out of an all-topics answer and answered TOPIC_AUTHORIZATION_FAILED (its existence
+     * not told) when named; a missing topic it may describe but not create is
+     * TOPIC_AUTHORIZATION_FAILED when auto-creation was asked; authorized operations are the
+     * principal's.
+     */
     private MetadataResponseData buildResponse(Request request, MetadataRequestData body, boolean allTopics, List<String> justCreated) {
+        MetadataResponseData response = unfilteredResponse(request, body, allTopics, justCreated);
+        var authorization = context.authorization();
+        boolean autoCreate = (request.apiVersion() < 4 || body.allowAutoTopicCreation())
+            && context.config().getBoolean(ServerConfig.AUTO_CREATE_TOPICS_ENABLE);
+        java.util.Iterator<MetadataResponseData.MetadataResponseTopic> topics = response.topics().iterator();
+        while (topics.hasNext()) {
+            MetadataResponseData.MetadataResponseTopic topic = topics.next();
+            if (topic.name() == null) {
+                continue;
+            }
+            if (!authorization.authorize(request, io.strata.metadata.authorizer.AclOperation.DESCRIBE, io.strata.metadata.authorizer.ResourceType.TOPIC, topic.name())) {
+                if (allTopics) {
+                    topics.remove();
+                } else {
+                    topic.setErrorCode(ErrorCode.TOPIC_AUTHORIZATION_FAILED.code()).setTopicId(Uuids.ZERO).setIsInternal(false)
+                        .setTopicAuthorizedOperations(AuthorizedOperations.OMITTED).partitions().clear();
+                }
+                continue;
+            }
+            if (autoCreate && topic.errorCode() == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.code() && !mayCreate(request, topic.name())
+                && TopicNames.validate(topic.name()) == null && !TopicNames.isInternal(topic.name())) {
+                topic.setErrorCode(ErrorCode.TOPIC_AUTHORIZATION_FAILED.code());
+            }
+            if (body.includeTopicAuthorizedOperations() && topic.errorCode() == ErrorCode.NONE.code()) {
+                topic.setTopicAuthorizedOperations(authorization.topicOperations(request, topic.name()));
+            }
+        }
+        if (body.includeClusterAuthorizedOperations()) {
+            response.setClusterAuthorizedOperations(authorization.clusterOperations(request));
+        }
+        return response;
+    }
+
+    private MetadataResponseData unfilteredResponse(Request request, MetadataRequestData body, boolean allTopics, List<String> justCreated) {
         MetadataImage image = context.image();
         MetadataResponseData response = new MetadataResponseData()
             .setClusterId(context.clusterId())

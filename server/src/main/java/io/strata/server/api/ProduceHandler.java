@@ -49,6 +49,8 @@ final class ProduceHandler implements ApiHandler {
         Map<Target, ProducePartitionResult> immediate = new LinkedHashMap<>();
         Map<Target, TopicPartition> order = new LinkedHashMap<>();
         boolean transactionalWithoutId = false;
+        boolean transactionalIdRefused = body.transactionalId() != null
+            && !context.authorization().authorize(request, io.strata.metadata.authorizer.AclOperation.WRITE, io.strata.metadata.authorizer.ResourceType.TRANSACTIONAL_ID, body.transactionalId());
         for (ProduceRequestData.TopicProduceData topic : body.topicData()) {
             String name = topic.name();
             if (request.apiVersion() >= 13) {
@@ -59,6 +61,14 @@ final class ProduceHandler implements ApiHandler {
                 Target target = new Target(topic.name(), topic.topicId(), partition.index());
                 if (name == null) {
                     immediate.put(target, ProducePartitionResult.error(ErrorCode.UNKNOWN_TOPIC_ID, "This server does not host this topic ID."));
+                    continue;
+                }
+                if (transactionalIdRefused) {
+                    immediate.put(target, ProducePartitionResult.error(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, null));
+                    continue;
+                }
+                if (!context.authorization().authorize(request, io.strata.metadata.authorizer.AclOperation.WRITE, io.strata.metadata.authorizer.ResourceType.TOPIC, name)) {
+                    immediate.put(target, ProducePartitionResult.error(ErrorCode.TOPIC_AUTHORIZATION_FAILED, null));
                     continue;
                 }
                 if (acks != -1 && acks != 0 && acks != 1) {

@@ -283,6 +283,24 @@ public final class RemoteController implements ControllerApi, AutoCloseable {
             .thenApply(response -> new ArrayList<>(response.results()));
     }
 
+    /**
+     * Sent as CreateAcls v3; answered per creation, so a NOT_CONTROLLER on any creation (or no
+     * known leader, or a failed connection) is retried at the quorum's leader until
+     * {@link #requestTimeoutMs()}, then fails as REQUEST_TIMED_OUT.
+     */
+    @Override
+    public CompletableFuture<io.strata.protocol.message.CreateAclsResponseData> createAcls(io.strata.protocol.message.CreateAclsRequestData request) {
+        return timedOutAsTimeout(this.<io.strata.protocol.message.CreateAclsResponseData>call(ApiMessageType.CREATE_ACLS, (short) 3, request,
+            response -> response.results().stream().anyMatch(r -> r.errorCode() == ErrorCode.NOT_CONTROLLER.code()), requestTimeoutMs));
+    }
+
+    /** Sent as DeleteAcls v3; retried as {@link #createAcls}. */
+    @Override
+    public CompletableFuture<io.strata.protocol.message.DeleteAclsResponseData> deleteAcls(io.strata.protocol.message.DeleteAclsRequestData request) {
+        return timedOutAsTimeout(this.<io.strata.protocol.message.DeleteAclsResponseData>call(ApiMessageType.DELETE_ACLS, (short) 3, request,
+            response -> response.filterResults().stream().anyMatch(r -> r.errorCode() == ErrorCode.NOT_CONTROLLER.code()), requestTimeoutMs));
+    }
+
     /** Sent as IncrementalAlterConfigs SET / DELETE operations, already validated by this broker. */
     @Override
     public CompletableFuture<Void> alterConfigs(List<ConfigChange> changes) {

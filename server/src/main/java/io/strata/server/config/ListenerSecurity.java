@@ -28,7 +28,6 @@ import java.util.Set;
  *   <li>a SASL protocol on a listener, for {@code inter.broker.listener.name} or in
  *       {@code security.inter.broker.protocol} (SASL is step 2 of docs/security-plan.md);</li>
  *   <li>keys that would have no effect: {@code sasl.*}, {@code delegation.token.*},
- *       {@value #AUTHORIZER_CLASS_NAME}, {@code super.users}, {@code allow.everyone.if.no.acl.found},
  *       {@code principal.builder.class}, {@code connections.max.reauth.ms}, {@code security.providers},
  *       the {@code ssl.*} keys of {@link #SSL_KEYS_NOT_IMPLEMENTED}, and their per-listener forms
  *       {@code listener.name.<listener>.[<mechanism>.](ssl|sasl).*} etc. The other {@code ssl.*}
@@ -38,7 +37,6 @@ import java.util.Set;
  * <p>Stateless.
  */
 public final class ListenerSecurity {
-    static final String AUTHORIZER_CLASS_NAME = "authorizer.class.name";
     public static final String SECURITY_INTER_BROKER_PROTOCOL = "security.inter.broker.protocol";
     static final String REMOTE_LOG_STORAGE_SYSTEM_ENABLE = "remote.log.storage.system.enable";
 
@@ -48,8 +46,7 @@ public final class ListenerSecurity {
     private static final Set<String> PROTOCOLS = Set.of(PLAINTEXT, SSL, "SASL_PLAINTEXT", "SASL_SSL");
     private static final Set<String> SUPPORTED_PROTOCOLS = Set.of(PLAINTEXT, SSL);
     private static final List<String> SECURITY_PREFIXES = List.of("ssl.", "sasl.", "delegation.token.");
-    private static final Set<String> SECURITY_KEYS = Set.of(AUTHORIZER_CLASS_NAME, "super.users", "allow.everyone.if.no.acl.found",
-        "principal.builder.class", "connections.max.reauth.ms", "security.providers");
+    private static final Set<String> SECURITY_KEYS = Set.of("principal.builder.class", "connections.max.reauth.ms", "security.providers");
     /** Kafka's ssl.* keys that change nothing here yet: a custom engine factory, a JCA provider name, the broker's key-store reload. */
     static final Set<String> SSL_KEYS_NOT_IMPLEMENTED = Set.of("ssl.engine.factory.class", "ssl.provider");
     /** Keys Kafka also accepts with a {@code listener.name.<listener>.} prefix, besides the ssl./sasl. ones. */

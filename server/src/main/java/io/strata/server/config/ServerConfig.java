@@ -180,6 +180,11 @@ public final class ServerConfig {
             .define(DEFAULT_REPLICATION_FACTOR, Type.SHORT, (short) 1, ConfigDef.atLeast(1), "replication factor of auto-created topics")
             .define(AUTO_CREATE_TOPICS_ENABLE, Type.BOOLEAN, true, "create topics on first Metadata request for them")
             .define(DELETE_TOPIC_ENABLE, Type.BOOLEAN, true, "allow DeleteTopics")
+            .define(io.strata.server.security.Authorization.AUTHORIZER_CLASS_NAME, Type.STRING, "",
+                "empty: no authorization; org.apache.kafka.metadata.authorizer.StandardAuthorizer: ACLs")
+            .define(io.strata.server.security.Authorization.SUPER_USERS, Type.STRING, "", "semicolon-separated principals allowed everything")
+            .define(io.strata.server.security.Authorization.ALLOW_EVERYONE_IF_NO_ACL_FOUND, Type.BOOLEAN, false,
+                "allow a resource no ACL applies to")
             .define(NUM_NETWORK_THREADS, Type.INT, 3, ConfigDef.atLeast(1), "network event loop threads")
             .define(NUM_IO_THREADS, Type.INT, 8, ConfigDef.atLeast(1), "request handler threads")
             .define(QUEUED_MAX_REQUESTS, Type.INT, 500, ConfigDef.atLeast(1), "request channel depth before reading stops")
@@ -449,6 +454,7 @@ public final class ServerConfig {
                 "replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR");
         }
         ListenerSecurity.check(this);
+        authorization(() -> io.strata.metadata.authorizer.AclIndex.EMPTY);
         replicaSelector();
         LogConfig.of(topicDefaults(), Map.of());
         maxConnectionsPerIpOverrides();
@@ -536,6 +542,17 @@ public final class ServerConfig {
 
     public short getShort(String name) {
         return ((Number) parsed.values().get(name)).shortValue();
+    }
+
+    /**
+     * The authorizer {@code authorizer.class.name} selects, over {@code acls}.
+     *
+     * @throws ConfigException for the legacy AclAuthorizer or an unknown class
+     */
+    public io.strata.server.security.Authorization authorization(java.util.function.Supplier<io.strata.metadata.authorizer.AclIndex> acls) {
+        String className = getString(io.strata.server.security.Authorization.AUTHORIZER_CLASS_NAME);
+        return io.strata.server.security.Authorization.of(className, getString(io.strata.server.security.Authorization.SUPER_USERS),
+            getBoolean(io.strata.server.security.Authorization.ALLOW_EVERYONE_IF_NO_ACL_FOUND), acls);
     }
 
     public boolean getBoolean(String name) {

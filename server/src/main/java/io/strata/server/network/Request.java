@@ -84,9 +84,18 @@ public final class Request {
         return connection.remoteAddress();
     }
 
-    /** Who sent this request, as Kafka writes principals: {@code User:CN=...} from a TLS client certificate, else {@code User:ANONYMOUS}. */
-    public String principal() {
-        return connection.principal();
+    /**
+     * Who sent this request, as Kafka names principals: {@code User:<subject DN>} (after
+     * {@code ssl.principal.mapping.rules}) from a TLS client certificate, else {@code User:ANONYMOUS}.
+     */
+    public io.strata.metadata.authorizer.KafkaPrincipal principal() {
+        return io.strata.metadata.authorizer.KafkaPrincipal.parse(connection.principal());
+    }
+
+    /** The client's host as ACLs name it: its IP address in text form. */
+    public String clientHost() {
+        InetSocketAddress address = clientAddress();
+        return address == null || address.getAddress() == null ? "" : address.getAddress().getHostAddress();
     }
 
     public String listenerName() {

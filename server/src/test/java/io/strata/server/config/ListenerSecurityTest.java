@@ -128,7 +128,7 @@ class ListenerSecurityTest {
             "listener.name.client.sasl.enabled.mechanisms",
             "listener.name.client.scram-sha-256.sasl.jaas.config", "listener.name.client.connections.max.reauth.ms",
             "listener.name.client.principal.builder.class",
-            "authorizer.class.name", "super.users", "allow.everyone.if.no.acl.found", "principal.builder.class",
+            "principal.builder.class",
             "connections.max.reauth.ms", "delegation.token.secret.key", "delegation.token.max.lifetime.ms", "security.providers",
         };
         for (String key : keys) {
