@@ -98,7 +98,7 @@ public final class ApiAuthorizations {
         // Inter-broker and controller RPCs.
         for (ApiMessageType api : List.of(ApiMessageType.BROKER_REGISTRATION, ApiMessageType.BROKER_HEARTBEAT, ApiMessageType.ALTER_PARTITION,
             ApiMessageType.ALLOCATE_PRODUCER_IDS, ApiMessageType.VOTE, ApiMessageType.BEGIN_QUORUM_EPOCH, ApiMessageType.END_QUORUM_EPOCH,
-            ApiMessageType.FETCH_SNAPSHOT, ApiMessageType.UPDATE_RAFT_VOTER)) {
+            ApiMessageType.FETCH_SNAPSHOT, ApiMessageType.UPDATE_RAFT_VOTER, ApiMessageType.ASSIGN_REPLICAS_TO_DIRS)) {
             put(api, c(CLUSTER, CLUSTER_ACTION));
         }
     }
