@@ -13,7 +13,6 @@ import io.strata.protocol.Frames;
 import io.strata.protocol.ProtocolException;
 import io.strata.protocol.RequestHeader;
 import io.strata.protocol.message.ResponseHeaderData;
-import io.strata.server.security.Principals;
 import io.strata.server.security.SslEngineFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -82,7 +81,7 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
     /** The listener's TLS side; null on a PLAINTEXT listener. */
     private final SslEngineFactory tls;
     /** Who the peer proved to be; null on a TLS connection until its handshake completes. Read by handler threads. */
-    private volatile String principal;
+    private volatile io.strata.metadata.authorizer.KafkaPrincipal principal;
     private Channel channel;
     private InetSocketAddress remoteAddress;
     private boolean counted;
@@ -119,7 +118,7 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
     KafkaConnection(String listenerName, RequestChannel requestChannel, ConnectionQuotas quotas, RequestMemoryPool memoryPool,
                     int maxRequestBytes, NetworkObserver observer, SslEngineFactory tls) {
         this.tls = tls;
-        this.principal = tls == null ? Principals.ANONYMOUS : null;
+        this.principal = tls == null ? io.strata.metadata.authorizer.KafkaPrincipal.ANONYMOUS : null;
         this.listenerName = listenerName;
         this.requestChannel = requestChannel;
         this.quotas = quotas;
@@ -142,7 +141,7 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
     }
 
     /** The authenticated principal ({@code User:...}); null only on a TLS connection before its handshake completed. */
-    String principal() {
+    io.strata.metadata.authorizer.KafkaPrincipal principal() {
         return principal;
     }
 
@@ -542,7 +541,8 @@ final class KafkaConnection extends ChannelInboundHandlerAdapter {
             close();
             return;
         }
-        principal = mapped.get();
+        // Parsed once here, not per request: the authorizer asks for it on every check.
+        principal = io.strata.metadata.authorizer.KafkaPrincipal.parse(mapped.get());
         observer.authenticationSucceeded(listenerName);
         LOG.debug("TLS connection {} authenticated as {} ({})", id(), principal, ssl.engine().getSession().getProtocol());
     }

@@ -89,7 +89,7 @@ public final class Request {
      * {@code ssl.principal.mapping.rules}) from a TLS client certificate, else {@code User:ANONYMOUS}.
      */
     public io.strata.metadata.authorizer.KafkaPrincipal principal() {
-        return io.strata.metadata.authorizer.KafkaPrincipal.parse(connection.principal());
+        return connection.principal();
     }
 
     /** The client's host as ACLs name it: its IP address in text form. */
